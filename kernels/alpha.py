@@ -1,0 +1,178 @@
+"""Alphabet-packed string kernels for the FB ColStrAlpha block (docs/FORMAT.md §1.2).
+
+Every byte of every value is replaced by its code in a first-seen alphabet of at most
+64 bytes and packed LSB-first at ceil(log2 a) bits, continuously across values (the
+reference's layout). Hex IDs (a = 16) take the nibble fast path: two codes per byte.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import kernel
+from ._status import ERR_CORRUPT, ERR_TRUNCATED
+
+
+@kernel
+def alpha_scan(data, code, alphabet):
+    """Build the first-seen alphabet of ``data`` (uint8); return its size or -1 past 64.
+
+    ``code`` (int16[256]) must be all -1 on entry and receives each byte's code;
+    ``alphabet`` (uint8[64]) receives the bytes in first-seen order.
+    """
+    a = 0
+    for i in range(data.shape[0]):
+        c = data[i]
+        if code[c] < 0:
+            if a >= 64:
+                return -1
+            code[c] = a
+            alphabet[a] = c
+            a += 1
+    return a
+
+
+@kernel
+def alpha_pack_into(data, code, cbits, out):
+    """Pack ``code[data[i]]`` at ``cbits`` bits LSB-first into ``out``; return bytes written."""
+    n = np.uint64(data.shape[0])
+    b = np.uint64(cbits)
+    acc = np.uint64(0)
+    have = np.uint64(0)
+    pos = np.uint64(0)
+    for i in range(n):
+        acc |= np.uint64(code[data[i]]) << have
+        have += b
+        while have >= np.uint64(8):
+            out[pos] = np.uint8(acc & np.uint64(0xFF))
+            acc >>= np.uint64(8)
+            have -= np.uint64(8)
+            pos += np.uint64(1)
+    if have > np.uint64(0):
+        out[pos] = np.uint8(acc & np.uint64(0xFF))
+        pos += np.uint64(1)
+    return np.int64(pos)
+
+
+@kernel
+def alpha_unpack_into(body, alphabet, a, cbits, slab):
+    """Decode ``slab.shape[0]`` characters from ``body``; ERR_CORRUPT for a code >= a."""
+    total = np.uint64(slab.shape[0])
+    b = np.uint64(cbits)
+    if (total * b + np.uint64(7)) // np.uint64(8) > np.uint64(body.shape[0]):
+        return ERR_TRUNCATED
+    ua = np.uint64(a)
+    if b == np.uint64(4):
+        half = total // np.uint64(2)
+        for k in range(half):
+            v = body[k]
+            lo = np.uint64(v & np.uint8(0xF))
+            hi = np.uint64(v >> np.uint8(4))
+            if lo >= ua or hi >= ua:
+                return ERR_CORRUPT
+            slab[np.uint64(2) * k] = alphabet[lo]
+            slab[np.uint64(2) * k + np.uint64(1)] = alphabet[hi]
+        if total & np.uint64(1):
+            lo = np.uint64(body[half] & np.uint8(0xF))
+            if lo >= ua:
+                return ERR_CORRUPT
+            slab[total - np.uint64(1)] = alphabet[lo]
+        return np.int64(total)
+    mask = (np.uint64(1) << b) - np.uint64(1)
+    acc = np.uint64(0)
+    have = np.uint64(0)
+    pos = np.uint64(0)
+    for k in range(total):
+        while have < b:
+            acc |= np.uint64(body[pos]) << have
+            pos += np.uint64(1)
+            have += np.uint64(8)
+        c = acc & mask
+        acc >>= b
+        have -= b
+        if c >= ua:
+            return ERR_CORRUPT
+        slab[k] = alphabet[c]
+    return np.int64(total)
+
+
+@kernel
+def scan_uvarints_into(buf, pos, end, out):
+    """Read ``len(out)`` uvarints from ``buf[pos:end]``; return the end position or a status."""
+    p = np.uint64(pos)
+    e = np.uint64(end)
+    for i in range(out.shape[0]):
+        v = np.uint64(0)
+        shift = np.uint64(0)
+        while True:
+            if p >= e:
+                return ERR_TRUNCATED
+            bt = np.uint64(buf[p])
+            p += np.uint64(1)
+            if shift == np.uint64(63) and bt > np.uint64(1):
+                return ERR_CORRUPT
+            v |= (bt & np.uint64(0x7F)) << shift
+            if bt < np.uint64(0x80):
+                break
+            shift += np.uint64(7)
+            if shift > np.uint64(63):
+                return ERR_CORRUPT
+        out[i] = np.int64(v) if v < np.uint64(1) << np.uint64(62) else np.int64(-1)
+    return np.int64(p)
+
+
+def _warmup() -> None:
+    data = np.frombuffer(b"0a1b2c3d", dtype=np.uint8)
+    code = np.full(256, -1, dtype=np.int16)
+    alphabet = np.zeros(64, dtype=np.uint8)
+    a = alpha_scan(data, code, alphabet)
+    for cbits in (3, 4):
+        out = np.zeros(8, dtype=np.uint8)
+        alpha_pack_into(data, code, np.int64(cbits), out)
+        slab = np.empty(8, dtype=np.uint8)
+        alpha_unpack_into(np.frombuffer(out.tobytes(), dtype=np.uint8), alphabet, np.int64(a), np.int64(cbits), slab)
+    _warmup_rows()
+    lens = np.empty(1, dtype=np.int64)
+    scan_uvarints_into(np.frombuffer(b"\x05", dtype=np.uint8), np.int64(0), np.int64(1), lens)
+
+
+@kernel
+def alpha_unpack_rows_into(body, alphabet, a, cbits, char_starts, lens, offsets, data):
+    """Decode only the selected rows: row i spans characters [char_starts[i], +lens[i]).
+
+    ``offsets`` (n+1) is filled with the output offsets; ``data`` must hold sum(lens).
+    Returns the byte count or ERR_CORRUPT for a code outside the alphabet.
+    """
+    b = np.uint64(cbits)
+    mask = (np.uint64(1) << b) - np.uint64(1)
+    ua = np.uint64(a)
+    o = np.uint64(0)
+    offsets[0] = 0
+    for i in range(char_starts.shape[0]):
+        c0 = np.uint64(char_starts[i])
+        ln = np.uint64(lens[i])
+        for k in range(ln):
+            bit = (c0 + np.uint64(k)) * b
+            byte = bit >> np.uint64(3)
+            sh = bit & np.uint64(7)
+            v = np.uint64(body[byte]) >> sh
+            if sh + b > np.uint64(8):
+                v |= np.uint64(body[byte + np.uint64(1)]) << (np.uint64(8) - sh)
+            c = v & mask
+            if c >= ua:
+                return ERR_CORRUPT
+            data[o + np.uint64(k)] = alphabet[c]
+        o += ln
+        offsets[i + 1] = o
+    return np.int64(o)
+
+
+def _warmup_rows() -> None:
+    body = np.frombuffer(b"\x10\x32", dtype=np.uint8)
+    alphabet = np.frombuffer(b"abcd", dtype=np.uint8)
+    for odt in (np.int32, np.int64):
+        offsets = np.empty(2, dtype=odt)
+        alpha_unpack_rows_into(
+            body, alphabet, np.int64(4), np.int64(4), np.array([1], np.int64), np.array([2], np.int64),
+            offsets, np.empty(2, np.uint8),
+        )

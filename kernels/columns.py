@@ -1,0 +1,62 @@
+"""Column assembly kernels: nullable scatter and timestamp recombination.
+
+Nullable v1 columns carry a presence bitmap (LSB-first, 1 = present: the same
+layout as an Arrow validity buffer) and only the present values; time columns carry
+Unix seconds and nanoseconds as two payloads. These kernels build the Arrow value
+buffer in one pass each.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import kernel
+from ._status import ERR_CORRUPT
+
+
+@kernel
+def scatter_present_into(values, mask, out):
+    """out[i] = next present value where bit i of ``mask`` is set, else 0.
+
+    Returns the number of values consumed; ERR_CORRUPT if the mask has more set bits
+    than ``values`` holds (the caller also checks the count is exactly len(values)).
+    """
+    n = np.uint64(out.shape[0])
+    k = np.uint64(0)
+    nv = np.uint64(values.shape[0])
+    for i in range(n):
+        if (mask[i >> np.uint64(3)] >> np.uint8(i & np.uint64(7))) & np.uint8(1):
+            if k >= nv:
+                return ERR_CORRUPT
+            out[i] = values[k]
+            k += np.uint64(1)
+        else:
+            out[i] = 0
+    return np.int64(k)
+
+
+@kernel
+def combine_time_into(sec, nsec, per, ns_per, out):
+    """out = sec * per + nsec // ns_per; ERR_CORRUPT when nsec is out of range or not whole units."""
+    lim = np.int64(9223372036854775807) // per - np.int64(1)
+    for i in range(out.shape[0]):
+        ns = nsec[i]
+        if ns >= np.uint64(1000000000):
+            return ERR_CORRUPT
+        s = sec[i]
+        if s > lim or s < -lim:
+            return ERR_CORRUPT
+        q = np.int64(ns) // ns_per
+        if q * ns_per != np.int64(ns):
+            return ERR_CORRUPT
+        out[i] = s * per + q
+    return np.int64(out.shape[0])
+
+
+def _warmup() -> None:
+    mask = np.array([5], dtype=np.uint8)
+    for dt in (np.int64, np.uint64, np.float64, np.float32, np.uint32):
+        scatter_present_into(np.ones(2, dtype=dt), mask, np.empty(3, dtype=dt))
+    combine_time_into(
+        np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.uint64), np.int64(1000), np.int64(1000), np.empty(2, np.int64)
+    )

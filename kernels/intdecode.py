@@ -1,0 +1,111 @@
+"""Decode-side kernels for the varint-walking v1 QPack codecs: EB PackRLE run expansion
+and EE PackPFor exception patching.
+
+Both walk uvarints (bounded by the payload bytes, not by n), so they run here rather
+than per run in Python. They validate as they go and return a position or a negative
+``_status`` code with the failing byte position in ``errpos[0]``; with an empty ``out``
+they validate only (skip_payload, and RLE's check-before-allocate pass).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import kernel
+from ._status import ERR_CORRUPT, ERR_TRUNCATED
+
+_U0 = np.uint64(0)
+_U1 = np.uint64(1)
+
+
+@kernel
+def _get_uvarint(src, pos, end):
+    # Returns (value, new pos); new pos is ERR_TRUNCATED/ERR_CORRUPT on failure.
+    result = _U0
+    shift = _U0
+    for i in range(10):
+        if pos >= end:
+            return _U0, np.int64(ERR_TRUNCATED)
+        b = np.uint64(src[pos])
+        pos += 1
+        if b < np.uint64(0x80):
+            if i == 9 and b > _U1:
+                return _U0, np.int64(ERR_CORRUPT)
+            return result | (b << shift), np.int64(pos)
+        result |= (b & np.uint64(0x7F)) << shift
+        shift += np.uint64(7)
+    return _U0, np.int64(ERR_CORRUPT)
+
+
+@kernel
+def rle_decode(src, pos, end, n, signed, out, errpos):
+    """Parse EB runs from src[pos:end] until ``n`` rows; expand into ``out`` if len(out) == n.
+
+    Returns the position after the last run, or ERR_TRUNCATED / ERR_CORRUPT (zero run,
+    runs overflowing n, over-long varint) with the failing byte position in errpos[0].
+    """
+    write = np.uint64(out.shape[0]) == np.uint64(n)
+    idx = np.uint64(0)
+    nn = np.uint64(n)
+    while idx < nn:
+        errpos[0] = pos
+        v, p = _get_uvarint(src, pos, end)
+        if p < 0:
+            return p
+        errpos[0] = p
+        r, p2 = _get_uvarint(src, p, end)
+        if p2 < 0:
+            return p2
+        if r == _U0 or r > nn - idx:
+            return np.int64(ERR_CORRUPT)
+        pos = p2
+        if write:
+            if signed:
+                v = (v >> _U1) ^ (_U0 - (v & _U1))
+            for i in range(idx, idx + r):
+                out[i] = v
+        idx += r
+    return np.int64(pos)
+
+
+@kernel
+def pfor_patch(src, pos, end, exc_n, n, base, out, errpos):
+    """Parse ``exc_n`` EE exception pairs from src[pos:end]; set out[idx] = base + delta.
+
+    Patches only if len(out) == n (skip validates without writing). Gap rules follow Go:
+    a zero gap after the first exception, or an index >= n, is ERR_CORRUPT. Returns the
+    position after the list or a negative status with errpos[0] set.
+    """
+    write = np.uint64(out.shape[0]) == np.uint64(n)
+    nn = np.uint64(n)
+    idx = np.uint64(0)
+    for k in range(exc_n):
+        errpos[0] = pos
+        gap, p = _get_uvarint(src, pos, end)
+        if p < 0:
+            return p
+        errpos[0] = p
+        d, p2 = _get_uvarint(src, p, end)
+        if p2 < 0:
+            return p2
+        if (k > 0 and gap == _U0) or gap >= nn - idx:
+            errpos[0] = pos
+            return np.int64(ERR_CORRUPT)
+        idx += gap
+        if write:
+            out[idx] = base + d
+        pos = p2
+    return np.int64(pos)
+
+
+def _warmup() -> None:
+    """Compile with the glue's dtypes: uint8 payloads read-only and writable, uint64 outputs."""
+    rle = np.array([6, 2, 3, 3], dtype=np.uint8)  # zigzag 3 x2, -2 x3
+    exc = np.array([1, 5, 2, 7], dtype=np.uint8)
+    out = np.empty(5, dtype=np.uint64)
+    errpos = np.zeros(1, dtype=np.int64)
+    for cast in (lambda a: a, lambda a: np.frombuffer(a.tobytes(), dtype=np.uint8)):
+        rle_decode(cast(rle), 0, 4, 5, True, out, errpos)
+        rle_decode(cast(rle), 0, 4, 5, True, out[:0], errpos)
+        pfor_patch(cast(exc), 0, 4, 2, 5, np.uint64(1), out, errpos)
+        pfor_patch(cast(exc), 0, 4, 2, 5, np.uint64(1), out[:0], errpos)

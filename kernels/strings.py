@@ -1,0 +1,203 @@
+"""String-column kernels: scan length-prefixed slabs and gather slices into Arrow buffers.
+
+Arrow strings are ``offsets`` (int32/int64, n+1) plus one ``data`` byte buffer, so
+every string block of a qdf column (F8 raw slab, F5/FA/FC dictionary tables) is
+turned into per-row (start, length) pairs pointing into the input buffer and then
+gathered once. Kernels never raise: they return the new position / byte count or a
+negative status from ``_status``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import kernel
+from ._status import ERR_CORRUPT, ERR_TRUNCATED
+
+
+@kernel
+def scan_lenprefixed_into(buf, pos, end, starts, lens):
+    """Parse ``len(starts)`` (uvarint length, bytes) entries from ``buf[pos:end]``.
+
+    Fills ``starts``/``lens`` (int64) with each entry's byte range and returns the
+    position after the last entry, or ERR_TRUNCATED / ERR_CORRUPT (varint > 10
+    bytes). ``buf`` is uint8[::1]; positions are int64.
+    """
+    n = starts.shape[0]
+    p = np.uint64(pos)
+    e = np.uint64(end)
+    for i in range(n):
+        v = np.uint64(0)
+        shift = np.uint64(0)
+        while True:
+            if p >= e:
+                return ERR_TRUNCATED
+            b = np.uint64(buf[p])
+            p += np.uint64(1)
+            if shift == np.uint64(63) and b > np.uint64(1):
+                return ERR_CORRUPT
+            v |= (b & np.uint64(0x7F)) << shift
+            if b < np.uint64(0x80):
+                break
+            shift += np.uint64(7)
+            if shift > np.uint64(63):
+                return ERR_CORRUPT
+        if v > e - p:
+            return ERR_TRUNCATED
+        starts[i] = np.int64(p)
+        lens[i] = np.int64(v)
+        p += v
+    return np.int64(p)
+
+
+@kernel
+def gather_slices_into(src, starts, lens, offsets, data):
+    """Copy ``src[starts[i]:starts[i]+lens[i]]`` for every row into ``data``.
+
+    ``offsets`` (int32 or int64, n+1) must already hold the exclusive prefix sums of
+    ``lens`` (the caller computes them with numpy and sizes ``data`` from the last
+    one). Returns the number of bytes written.
+    """
+    n = starts.shape[0]
+    for i in range(n):
+        s = np.uint64(starts[i])
+        ln = np.uint64(lens[i])
+        o = np.uint64(offsets[i])
+        for j in range(ln):
+            data[o + j] = src[s + j]
+    return np.int64(offsets[n])
+
+
+@kernel
+def encode_lenprefixed_into(data, offsets, out, pos):
+    """Write each string (``data[offsets[i]:offsets[i+1]]``) as uvarint(len) + bytes.
+
+    ``out`` must be large enough (sum(len) + 10 * n from ``pos``). Returns the end
+    position.
+    """
+    n = offsets.shape[0] - 1
+    p = np.uint64(pos)
+    for i in range(n):
+        s = np.uint64(offsets[i])
+        ln = np.uint64(offsets[i + 1]) - s
+        v = ln
+        while v >= np.uint64(0x80):
+            out[p] = np.uint8((v & np.uint64(0x7F)) | np.uint64(0x80))
+            v >>= np.uint64(7)
+            p += np.uint64(1)
+        out[p] = np.uint8(v)
+        p += np.uint64(1)
+        for j in range(ln):
+            out[p + j] = data[s + j]
+        p += ln
+    return np.int64(p)
+
+
+@kernel
+def uvarint_lens_total(offsets):
+    """Sum over strings of uvarint_len(len) + len (the F8 raw slab body size)."""
+    n = offsets.shape[0] - 1
+    total = np.int64(0)
+    for i in range(n):
+        ln = np.uint64(offsets[i + 1] - offsets[i])
+        k = np.int64(1)
+        while ln >= np.uint64(0x80):
+            ln >>= np.uint64(7)
+            k += 1
+        total += k + np.int64(offsets[i + 1] - offsets[i])
+    return total
+
+
+def _warmup() -> None:
+    buf = np.frombuffer(b"\x02ab\x01c", dtype=np.uint8)
+    starts = np.empty(2, dtype=np.int64)
+    lens = np.empty(2, dtype=np.int64)
+    scan_lenprefixed_into(buf, np.int64(0), np.int64(5), starts, lens)
+    for odt in (np.int32, np.int64):
+        offsets = np.zeros(3, dtype=odt)
+        offsets[1:] = np.cumsum(lens)
+        data = np.empty(3, dtype=np.uint8)
+        gather_slices_into(buf, starts, lens, offsets, data)
+        out = np.empty(32, dtype=np.uint8)
+        encode_lenprefixed_into(data, offsets, out, np.int64(0))
+        uvarint_lens_total(offsets)
+    _warmup_dict()
+
+
+@kernel
+def dict_gather_into(table_words, words_per_entry, table_lens, codes, offsets, data):
+    """Expand dictionary codes into Arrow ``offsets`` / ``data`` in one pass.
+
+    ``table_words`` (uint64, d * words_per_entry) holds each entry's bytes
+    little-endian, zero-padded to whole words, so every row is copied 8 bytes at a
+    time (LLVM merges the byte stores into one unaligned store). ``data`` must have
+    8 bytes of slack past the total; the over-copied tail is overwritten by the next
+    row. Codes were range-checked by the caller. Returns the total byte count.
+    """
+    n = codes.shape[0]
+    w = np.uint64(words_per_entry)
+    o = np.uint64(0)
+    offsets[0] = 0
+    for i in range(n):
+        c = np.uint64(codes[i])
+        ln = np.uint64(table_lens[c])
+        base = c * w
+        nw = (ln + np.uint64(7)) >> np.uint64(3)
+        for k in range(nw):
+            v = table_words[base + k]
+            p = o + (np.uint64(k) << np.uint64(3))
+            data[p] = np.uint8(v & np.uint64(0xFF))
+            data[p + np.uint64(1)] = np.uint8((v >> np.uint64(8)) & np.uint64(0xFF))
+            data[p + np.uint64(2)] = np.uint8((v >> np.uint64(16)) & np.uint64(0xFF))
+            data[p + np.uint64(3)] = np.uint8((v >> np.uint64(24)) & np.uint64(0xFF))
+            data[p + np.uint64(4)] = np.uint8((v >> np.uint64(32)) & np.uint64(0xFF))
+            data[p + np.uint64(5)] = np.uint8((v >> np.uint64(40)) & np.uint64(0xFF))
+            data[p + np.uint64(6)] = np.uint8((v >> np.uint64(48)) & np.uint64(0xFF))
+            data[p + np.uint64(7)] = np.uint8(v >> np.uint64(56))
+        o += ln
+        offsets[i + 1] = o
+    return np.int64(o)
+
+
+def _warmup_dict() -> None:
+    words = np.zeros(2, dtype=np.uint64)
+    lens = np.array([1, 2], dtype=np.int64)
+    for odt in (np.int32, np.int64):
+        offsets = np.zeros(4, dtype=odt)
+        data = np.zeros(16, dtype=np.uint8)
+        dict_gather_into(words, np.int64(1), lens, np.array([0, 1, 0], dtype=np.uint64), offsets, data)
+    dict_total_len(lens, np.array([0, 1], dtype=np.uint64))
+    unpack_codes_at(np.frombuffer(b"\x12", dtype=np.uint8), np.int64(4), np.array([1], np.int64),
+                    np.empty(1, np.uint64))
+
+
+@kernel
+def dict_total_len(table_lens, codes):
+    """Sum of ``table_lens[codes[i]]``: the byte size of an expanded dictionary column."""
+    total = np.int64(0)
+    for i in range(codes.shape[0]):
+        total += table_lens[np.uint64(codes[i])]
+    return total
+
+
+@kernel
+def unpack_codes_at(body, bits, rows, out):
+    """out[j] = the ``bits``-wide LSB-first value number rows[j] of ``body`` (bits <= 56).
+
+    Lets a filtered read pull dictionary codes for only the matching rows. The caller
+    checked body covers n * bits bits and that every row is < n.
+    """
+    b = np.uint64(bits)
+    mask = (np.uint64(1) << b) - np.uint64(1)
+    nbytes = np.uint64(body.shape[0])
+    for j in range(rows.shape[0]):
+        bit = np.uint64(rows[j]) * b
+        byte = bit >> np.uint64(3)
+        sh = bit & np.uint64(7)
+        v = np.uint64(0)
+        k = np.uint64(0)
+        while k * np.uint64(8) < sh + b and byte + k < nbytes:
+            v |= np.uint64(body[byte + k]) << (k * np.uint64(8))
+            k += np.uint64(1)
+        out[j] = (v >> sh) & mask
+    return np.int64(rows.shape[0])

@@ -1,0 +1,71 @@
+"""qdf_columnar: qdf v1 columnar batches for Python.
+
+``encode`` / ``decode`` turn a DataFrame, Arrow table, dict of arrays or list of
+dicts into one qdf v1 buffer and back, reading only the columns and rows asked
+for; ``dumps`` / ``loads`` serialise any Python value like json or msgpack.
+Importing this package compiles nothing: kernels compile on first use (or ahead of
+time with ``qdf warmup``) and are cached on disk.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import (
+    CorruptDataError,
+    DecodeError,
+    EncodeError,
+    InvalidOptionError,
+    PerformanceWarning,
+    QdfError,
+    QdfWarning,
+    QueryError,
+    TruncatedError,
+    UnknownCodecError,
+    UnsupportedTypeError,
+    UnsupportedVersionError,
+)
+from .options import Options
+from .query import Expr, col
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "encode",
+    "decode",
+    "dumps",
+    "loads",
+    "col",
+    "Expr",
+    "Options",
+    "warmup",
+    "QdfError",
+    "EncodeError",
+    "UnsupportedTypeError",
+    "InvalidOptionError",
+    "DecodeError",
+    "TruncatedError",
+    "CorruptDataError",
+    "UnsupportedVersionError",
+    "UnknownCodecError",
+    "QueryError",
+    "QdfWarning",
+    "PerformanceWarning",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # pyarrow/numba-heavy modules load on first use so `import qdf_columnar` stays cheap.
+    if name in ("encode", "decode"):
+        from . import api
+
+        return getattr(api, name)
+    if name in ("dumps", "loads"):
+        from .wire import values
+
+        return getattr(values, name)
+    if name == "warmup":
+        from qdf_kernels import warmup
+
+        return warmup
+    raise AttributeError(f"module 'qdf_columnar' has no attribute {name!r}")

@@ -1,0 +1,255 @@
+"""``encode`` / ``decode``: one record batch <-> one qdf v1 buffer.
+
+Balanced and compression modes write an ``EF`` columnar container (always, even
+under 16 rows, so every batch supports column seek and pushdown); speed mode writes
+the reference's row-major form (an array of maps). ``decode`` reads both, plus any
+v1 buffer whose root is a list of maps, and applies ``columns=`` / ``filter=`` with
+pushdown on columnar buffers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+import pyarrow as pa
+
+from .columns.inputs import to_arrow_table
+from .columns.outputs import OutputKind, convert_output
+from .errors import CorruptDataError, DecodeError, QueryError
+from .format.header import pack_header, read_header
+from .format.reader import ByteReader
+from .format.tags import HEADER_SIZE, ContainerTag, Flag
+from .options import Mode, Options, columnar_enabled, header_flags, parse_mode
+from .query import as_expr, evaluate, validate
+from .wire.colstruct_read import ColumnDecoder
+from .wire.colstruct_read import read_header as read_colstruct_header
+from .wire.colstruct_write import write_table_columnar
+from .wire.context import DecodeContext, EncodeContext
+
+__all__ = ["encode", "decode"]
+
+
+def encode(table: Any, mode: Mode = "balanced", column_index: bool | None = None) -> bytes:
+    """Encode one record batch as a qdf v1 buffer.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame, pyarrow.Table, pyarrow.RecordBatch, dict of arrays or list of dicts
+        The batch. Column names must be unique strings.
+    mode : {"speed", "balanced", "compression"} or qdf.Options, default "balanced"
+        ``"balanced"`` writes a columnar container with QPack integer codecs and
+        dictionary / raw string blocks. ``"compression"`` currently writes exactly what
+        ``"balanced"`` writes: the compression tier (float codecs, FSST, entropy pass)
+        is not implemented yet. ``"speed"`` writes row-major msgpack-shaped maps.
+        An :class:`Options` bit set selects the reference's individual options.
+    column_index : bool, optional
+        Write the per-column u32 length index that lets ``decode(columns=...)`` seek
+        past unneeded columns. Defaults to True for preset names and to the
+        ``COLUMN_INDEX`` bit for an Options value.
+
+    Returns
+    -------
+    bytes
+        The v1 buffer (header ``51 44 46 01 <flags>`` + body).
+
+    Raises
+    ------
+    UnsupportedTypeError
+        A column type qdf v1 cannot hold (the message names the column and type).
+    InvalidOptionError
+        An unknown mode name or option bits.
+
+    Examples
+    --------
+    >>> import qdf_columnar as qdf
+    >>> buf = qdf.encode({"id": [1, 2, 3], "ok": [True, False, True]})
+    >>> qdf.decode(buf, output="records")
+    [{'id': 1, 'ok': True}, {'id': 2, 'ok': False}, {'id': 3, 'ok': True}]
+    """
+    if column_index is None and isinstance(mode, str):
+        column_index = True
+    opts = parse_mode(mode, column_index=column_index)
+    tbl = to_arrow_table(table)
+    if not columnar_enabled(opts):
+        from .wire.values import dumps
+
+        return dumps(_rows_for_speed(tbl), mode=opts)
+    out = pack_header(header_flags(opts))
+    ctx = EncodeContext(opts)
+    write_table_columnar(out, tbl, ctx)
+    if ctx.col_index_used:
+        out[4] |= Flag.COL_INDEX
+    return bytes(out)
+
+
+def _rows_for_speed(tbl: pa.Table) -> list[dict[str, Any]]:
+    # pandas index columns are data in row-major form; keep the user's columns only.
+    return tbl.to_pylist()
+
+
+def decode(
+    buf: bytes | bytearray | memoryview,
+    columns: list[str] | None = None,
+    filter: Any = None,  # noqa: A002 - the name users know from pyarrow / pandas
+    output: OutputKind = "pandas",
+    *,
+    no_copy: bool = False,
+) -> Any:
+    """Decode a qdf v1 batch, reading only the columns and rows asked for.
+
+    Parameters
+    ----------
+    buf : bytes-like
+        A qdf v1 buffer whose root value is a columnar container or a list of maps.
+    columns : list of str, optional
+        Columns to return, in this order. Unneeded column bodies are skipped
+        (seeked past when the buffer has a column index).
+    filter : expression or pyarrow-style DNF, optional
+        ``(qdf.col("code") >= 500) & (qdf.col("level") == "ERROR")`` or
+        ``[("code", ">=", 500)]`` / ``[[...], [...]]``. SQL three-valued logic:
+        NULL compares to UNKNOWN and only TRUE rows are returned. Filter columns
+        need not be in ``columns``.
+    output : {"pandas", "arrow", "numpy", "records"}
+        A DataFrame, a pyarrow Table, a dict of numpy arrays (masked arrays where
+        a column has nulls) or a list of dicts.
+    no_copy : bool
+        Let raw numeric columns be views of ``buf`` (keep ``buf`` alive and unchanged).
+
+    Raises
+    ------
+    DecodeError
+        (TruncatedError, CorruptDataError, UnsupportedVersionError...) for invalid
+        bytes, naming the column and byte offset.
+    QueryError
+        An unknown column (the message lists the columns that exist) or a literal
+        of the wrong type.
+    """
+    if output not in ("pandas", "arrow", "numpy", "records"):
+        raise QueryError(f"output must be 'pandas', 'arrow', 'numpy' or 'records', not {output!r}")
+    if isinstance(buf, str):
+        raise DecodeError("decode() takes bytes, not str")
+    flags = read_header(buf)
+    r = ByteReader(buf, HEADER_SIZE)
+    ctx = DecodeContext(flags=flags)
+    expr = as_expr(filter)
+    if columns is not None:
+        columns = _check_columns_arg(columns)
+    if r.peek("the root value") == ContainerTag.COL_STRUCT:
+        r.pos += 1
+        table = _decode_columnar(r, ctx, columns, expr, copy=not no_copy)
+    else:
+        table = _decode_rows(r, ctx, columns, expr)
+    return convert_output(table, output)
+
+
+def _check_columns_arg(columns: Any) -> list[str]:
+    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+        raise QueryError("columns= must be a list of column names (str)")
+    cols = list(columns)
+    if len(set(cols)) != len(cols):
+        raise QueryError(f"columns= names a column twice: {cols}")
+    return cols
+
+
+def _unknown(names: list[str], existing: list[str]) -> None:
+    missing = [c for c in names if c not in existing]
+    if missing:
+        raise QueryError(f"unknown column {missing[0]!r}; the batch has columns {existing}", column=missing[0])
+
+
+def _decode_columnar(r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool) -> pa.Table:
+    header = read_colstruct_header(r, ctx)
+    names = header.names
+    proj = names if columns is None else columns
+    _unknown(proj, names)
+    if expr is not None:
+        validate(expr, header.logical_schema())
+    index_cols = _pandas_index_columns(header.pandas_metadata, names) if columns is not None else []
+    proj_all = proj + [c for c in index_cols if c not in proj]
+    filter_cols = sorted(expr.columns()) if expr is not None else []
+    dec = ColumnDecoder(r, header, ctx, copy=copy)
+    deferred = dec.run(set(proj_all) | set(filter_cols), walk_all=columns is None and not header.has_index)
+    if columns is None and not header.has_index and r.pos != r.end:
+        raise CorruptDataError(f"{r.end - r.pos} trailing bytes after the columnar container", offset=r.pos)
+    if header.has_index and columns is None and header.end != r.end:
+        raise CorruptDataError(f"{r.end - header.end} trailing bytes after the columnar container", offset=header.end)
+    if expr is None:
+        arrays = {c: deferred[c](None) for c in proj_all}
+    else:
+        filt = {c: deferred[c](None) for c in filter_cols}
+        mask = evaluate(expr, filt, header.n_rows)
+        rows = np.flatnonzero(mask)
+        arrays = {c: (filt[c].take(pa.array(rows)) if c in filt else deferred[c](rows)) for c in proj_all}
+    metadata = {b"pandas": header.pandas_metadata} if header.pandas_metadata else None
+    if not proj_all:
+        n = header.n_rows if expr is None else int(len(rows))
+        return _empty_table(n, metadata)
+    return pa.table(arrays, metadata=metadata)
+
+
+def _empty_table(n: int, metadata: dict[bytes, bytes] | None) -> pa.Table:
+    """A table with no columns but ``n`` rows (so pandas output keeps its length)."""
+    batch = pa.RecordBatch.from_struct_array(pa.StructArray.from_buffers(pa.struct([]), n, [None]))
+    # Table.replace_schema_metadata drops the row count of a column-less table: set it on the batch.
+    return pa.Table.from_batches([batch.replace_schema_metadata(metadata)])
+
+
+def _pandas_index_columns(meta: bytes | None, names: list[str]) -> list[str]:
+    if not meta:
+        return []
+    import json
+
+    try:
+        idx = json.loads(meta).get("index_columns", [])
+    except ValueError:
+        return []
+    return [c for c in idx if isinstance(c, str) and c in names]
+
+
+def _decode_rows(r: ByteReader, ctx: DecodeContext, columns, expr) -> pa.Table:
+    from .wire.values import read_value
+
+    start = r.pos
+    value = read_value(r, ctx)
+    if r.pos != r.end:
+        raise CorruptDataError(f"{r.end - r.pos} trailing bytes after the root value", offset=r.pos)
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise DecodeError(
+            f"the buffer holds a {type(value).__name__} value, not a table (a list of maps); use qdf.loads() for it",
+            offset=start,
+        )
+    try:
+        table = pa.Table.from_pylist(value)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise DecodeError(f"rows do not form a table: {exc}", offset=start) from None
+    names = table.column_names
+    if columns is not None:
+        _unknown(columns, names)
+    if expr is not None:
+        schema = {f.name: _logical(f.type) for f in table.schema}
+        validate(expr, schema)
+        mask = evaluate(expr, {c: table.column(c).combine_chunks() for c in expr.columns()}, table.num_rows)
+        table = table.filter(pa.array(mask))
+    if columns is not None:
+        table = table.select(columns)
+    return table
+
+
+def _logical(t: pa.DataType) -> str:
+    if pa.types.is_signed_integer(t):
+        return "int"
+    if pa.types.is_unsigned_integer(t):
+        return "uint"
+    if pa.types.is_floating(t):
+        return "float64"
+    if pa.types.is_boolean(t):
+        return "bool"
+    if pa.types.is_timestamp(t):
+        return "timestamp"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return "binary"
+    return "string"
+
+
+_ = (Options, Literal)

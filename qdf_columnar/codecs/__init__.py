@@ -1,0 +1,1 @@
+"""codecs layer of qdf_columnar."""

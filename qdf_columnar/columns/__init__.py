@@ -1,0 +1,1 @@
+"""columns layer of qdf_columnar."""

@@ -1,0 +1,90 @@
+"""Normalise every accepted input (DataFrame, Arrow Table/RecordBatch, dict of arrays,
+list of dicts) to one ``pyarrow.Table``, Arrow being the in-memory hub.
+
+pandas metadata (index, dtypes such as ``Int64`` or ``category``) is kept on the
+Table's schema so it can travel in the buffer's schema note and come back on decode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import UnsupportedTypeError
+
+
+def to_arrow_table(table: Any) -> pa.Table:
+    """Return ``table`` as a pyarrow Table, raising UnsupportedTypeError naming what failed."""
+    if isinstance(table, pa.Table):
+        return table
+    if isinstance(table, pa.RecordBatch):
+        return pa.Table.from_batches([table])
+    mod = type(table).__module__
+    if mod.startswith("pandas") and type(table).__name__ == "DataFrame":
+        return _from_pandas(table)
+    if isinstance(table, Mapping):
+        return _from_dict(table)
+    if isinstance(table, Sequence) and not isinstance(table, (str, bytes)):
+        return _from_records(table)
+    raise UnsupportedTypeError(
+        f"cannot encode a {type(table).__name__}; pass a pandas DataFrame, a pyarrow Table or "
+        "RecordBatch, a dict of arrays or a list of dicts"
+    )
+
+
+def _from_pandas(df: Any) -> pa.Table:
+    for name in df.columns:
+        if not isinstance(name, str):
+            raise UnsupportedTypeError(f"column names must be str, got {type(name).__name__} {name!r}")
+    if not df.columns.is_unique:
+        dup = df.columns[df.columns.duplicated()].tolist()
+        raise UnsupportedTypeError(f"duplicate column names {dup}")
+    try:
+        return pa.Table.from_pandas(df, preserve_index=None)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+        col = _failing_pandas_column(df)
+        raise UnsupportedTypeError(f"cannot convert DataFrame: {exc}", column=col) from None
+
+
+def _failing_pandas_column(df: Any) -> str | None:
+    for name in df.columns:
+        try:
+            pa.array(df[name])
+        except Exception:  # noqa: BLE001 - we only look for the culprit to name it
+            return str(name)
+    return None
+
+
+def _from_dict(d: Mapping[Any, Any]) -> pa.Table:
+    arrays = {}
+    for name, values in d.items():
+        if not isinstance(name, str):
+            raise UnsupportedTypeError(f"column names must be str, got {type(name).__name__} {name!r}")
+        try:
+            if isinstance(values, (pa.Array, pa.ChunkedArray)):
+                arrays[name] = values
+            elif isinstance(values, np.ndarray):
+                if values.ndim != 1:
+                    raise UnsupportedTypeError(f"column arrays must be 1-D, got shape {values.shape}", column=name)
+                arrays[name] = pa.array(values)
+            else:
+                arrays[name] = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+            raise UnsupportedTypeError(f"cannot convert column: {exc}", column=name) from None
+    lengths = {len(a) for a in arrays.values()}
+    if len(lengths) > 1:
+        raise UnsupportedTypeError(f"columns have different lengths: {sorted(lengths)}")
+    return pa.table(arrays)
+
+
+def _from_records(rows: Sequence[Any]) -> pa.Table:
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise UnsupportedTypeError(f"a list input must hold dicts; item {i} is a {type(row).__name__}")
+    try:
+        return pa.Table.from_pylist(list(rows))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+        raise UnsupportedTypeError(f"cannot convert records: {exc}") from None

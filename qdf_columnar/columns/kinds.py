@@ -1,0 +1,149 @@
+"""Arrow types <-> qdf v1 column kinds, and the schema note for what v1 cannot say.
+
+A v1 column kind says "int", "uint", "float64", "float32", "bool", "string/bytes" or
+"time". Everything finer (int32 vs int64, bytes vs str, timestamp unit and zone,
+dictionary/categorical, durations, dates) is recorded per column in a schema note
+(see :mod:`qdf_columnar.wire.schema_note`) so our own buffers decode losslessly while
+staying plain v1 for any other reader.
+"""
+
+from __future__ import annotations
+
+import re
+import zoneinfo
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from ..errors import UnsupportedTypeError
+from ..format.tags import ColKind
+
+#: Arrow type a column of each kind decodes to when no schema note says otherwise.
+DEFAULT_TYPES: dict[int, pa.DataType] = {
+    ColKind.INT: pa.int64(),
+    ColKind.UINT: pa.uint64(),
+    ColKind.FLOAT64: pa.float64(),
+    ColKind.FLOAT32: pa.float32(),
+    ColKind.BOOL: pa.bool_(),
+    ColKind.STRING: pa.string(),
+    ColKind.TIME: pa.timestamp("ns", tz="UTC"),  # a Go time.Time is an instant
+}
+
+#: Logical kind names used by the query layer's validation.
+LOGICAL: dict[int, str] = {
+    ColKind.INT: "int",
+    ColKind.UINT: "uint",
+    ColKind.FLOAT64: "float64",
+    ColKind.FLOAT32: "float32",
+    ColKind.BOOL: "bool",
+    ColKind.STRING: "string",
+    ColKind.TIME: "timestamp",
+}
+
+
+@dataclass(frozen=True)
+class KindPlan:
+    kind: int  # ColKind
+    storage: pa.DataType  # what the column is converted to before encoding
+
+
+def kind_for(name: str, typ: pa.DataType) -> KindPlan:
+    """Choose the v1 column kind for an Arrow type, or raise UnsupportedTypeError."""
+    t = pa.types
+    if t.is_signed_integer(typ):
+        return KindPlan(ColKind.INT, pa.int64())
+    if t.is_unsigned_integer(typ):
+        return KindPlan(ColKind.UINT, pa.uint64())
+    if t.is_float64(typ):
+        return KindPlan(ColKind.FLOAT64, pa.float64())
+    if t.is_float32(typ):
+        return KindPlan(ColKind.FLOAT32, pa.float32())
+    if t.is_float16(typ):
+        return KindPlan(ColKind.FLOAT32, pa.float32())  # exact: every f16 is an f32
+    if t.is_boolean(typ):
+        return KindPlan(ColKind.BOOL, pa.bool_())
+    if t.is_string(typ) or t.is_large_string(typ) or t.is_string_view(typ):
+        return KindPlan(ColKind.STRING, pa.large_string())
+    if t.is_binary(typ) or t.is_large_binary(typ) or t.is_binary_view(typ):
+        return KindPlan(ColKind.STRING, pa.large_binary())
+    if t.is_dictionary(typ):
+        vt = typ.value_type
+        if t.is_string(vt) or t.is_large_string(vt):
+            return KindPlan(ColKind.STRING, pa.large_string())
+        if t.is_binary(vt) or t.is_large_binary(vt):
+            return KindPlan(ColKind.STRING, pa.large_binary())
+        inner = kind_for(name, vt)
+        return KindPlan(inner.kind, inner.storage)
+    if t.is_timestamp(typ):
+        return KindPlan(ColKind.TIME, typ)
+    if t.is_null(typ):  # all-null (or empty untyped) column: a string column with no present values
+        return KindPlan(ColKind.STRING, pa.large_string())
+    if t.is_duration(typ) or t.is_date32(typ) or t.is_time32(typ):
+        return KindPlan(ColKind.INT, pa.int64())
+    if t.is_date64(typ) or t.is_time64(typ):
+        return KindPlan(ColKind.INT, pa.int64())
+    raise UnsupportedTypeError(
+        f"Arrow type {typ} cannot be stored in a qdf v1 columnar batch yet "
+        "(nested, decimal and null-typed columns come with the hybrid container)",
+        column=name,
+    )
+
+
+def type_to_str(typ: pa.DataType) -> str:
+    """A compact, parseable spelling of an Arrow type for the schema note."""
+    if pa.types.is_dictionary(typ):
+        return f"dictionary<{type_to_str(typ.value_type)}{',ordered' if typ.ordered else ''}>"
+    if pa.types.is_timestamp(typ):
+        return f"timestamp[{typ.unit}{',' + typ.tz if typ.tz else ''}]"
+    if pa.types.is_duration(typ):
+        return f"duration[{typ.unit}]"
+    if pa.types.is_time32(typ) or pa.types.is_time64(typ):
+        return f"{'time32' if pa.types.is_time32(typ) else 'time64'}[{typ.unit}]"
+    return str(typ)
+
+
+_SIMPLE = {
+    str(x): x
+    for x in (
+        pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64(),
+        pa.float16(), pa.float32(), pa.float64(), pa.bool_(), pa.string(), pa.large_string(), pa.binary(),
+        pa.large_binary(), pa.date32(), pa.date64(), pa.string_view(), pa.binary_view(), pa.null(),
+    )
+}
+
+
+_OFFSET = re.compile(r"^[+-]\d\d:\d\d$")
+
+
+def _check_tz(tz: str) -> None:
+    """Reject a zone name Arrow could not use later (raises ValueError)."""
+    if _OFFSET.match(tz):
+        return
+    try:
+        zoneinfo.ZoneInfo(tz)
+    except Exception as exc:  # noqa: BLE001 - ZoneInfo raises several unrelated types
+        raise ValueError(f"unknown time zone {tz!r}") from exc
+
+
+def type_from_str(s: str) -> pa.DataType:
+    """Inverse of :func:`type_to_str`; raises ValueError on anything unknown."""
+    if s in _SIMPLE:
+        return _SIMPLE[s]
+    if s.startswith("dictionary<") and s.endswith(">"):
+        inner = s[len("dictionary<") : -1]
+        ordered = inner.endswith(",ordered")
+        if ordered:
+            inner = inner[: -len(",ordered")]
+        return pa.dictionary(pa.int32(), type_from_str(inner), ordered=ordered)
+    if s.startswith("timestamp[") and s.endswith("]"):
+        unit, _, tz = s[len("timestamp[") : -1].partition(",")
+        if tz:
+            _check_tz(tz)
+        return pa.timestamp(unit, tz=tz or None)
+    if s.startswith("duration[") and s.endswith("]"):
+        return pa.duration(s[len("duration[") : -1])
+    if s.startswith("time32[") and s.endswith("]"):
+        return pa.time32(s[len("time32[") : -1])
+    if s.startswith("time64[") and s.endswith("]"):
+        return pa.time64(s[len("time64[") : -1])
+    raise ValueError(f"unknown type spelling {s!r}")

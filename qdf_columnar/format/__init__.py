@@ -1,0 +1,1 @@
+"""Byte-level pieces of the qdf v1 wire format: tag constants, varints, header, bounds-checked reader."""

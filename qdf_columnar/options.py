@@ -1,0 +1,106 @@
+"""Encoder option bits (mirroring the Go ``Options`` bit-mask) and the mode presets.
+
+Options are encode-side only and never written to the wire; the header flags say
+what a decoder needs. ``mode=`` on :func:`qdf_columnar.encode` / :func:`dumps`
+accepts a preset name or an :class:`Options` value, so every golden vector of the
+reference can be produced through the public API.
+"""
+
+from __future__ import annotations
+
+from enum import IntFlag
+
+from .errors import InvalidOptionError
+
+
+class Options(IntFlag):
+    """The Go library's option bits, same positions (qdf-wire-v1.md §1.2)."""
+
+    NONE = 0
+    DENSE = 1 << 0  # inline intern table; prerequisite for shapes and columnar
+    QPACK = 1 << 1  # numeric / bool slice codecs
+    SHAPE_INTERN = 1 << 2  # struct shape interning; with DENSE gates columnar containers
+    PAIR_PRED = 1 << 3  # Markov-1 predictor tag EA
+    MTF = 1 << 4  # move-to-front rank refs E9
+    GORILLA_FLOAT = 1 << 5  # float XOR / ALP codecs (compression tier; not implemented yet)
+    RANS = 1 << 6  # whole-body entropy pass (compression tier; not implemented yet)
+    COLUMN_INDEX = 1 << 7  # u32 column-length index in EF containers
+    FSST = 1 << 8  # FSST string columns (compression tier; not implemented yet)
+    MAP_SHAPE = 1 << 9  # key-set interning for dicts
+    DELTA_NO_BASE_FINGERPRINT = 1 << 10
+    CANONICAL = 1 << 11
+    LOSSY_VEC = 1 << 12
+    ZONE_MAP = 1 << 13
+    STRING_ALPHABET = 1 << 14
+
+    # Named presets, as in the reference.
+    SPEED = 0
+    BALANCED = DENSE | QPACK | SHAPE_INTERN | PAIR_PRED | MTF
+    COMPRESSION = BALANCED | GORILLA_FLOAT | RANS | FSST
+
+
+#: Bits that change what this implementation writes today. The compression-tier
+#: bits (GORILLA_FLOAT, RANS, FSST) are accepted and currently encode exactly as
+#: without them (the reference also treats them as "only if smaller" choices), so
+#: ``mode="compression"`` equals ``mode="balanced"`` until the compression tier lands.
+IMPLEMENTED = (
+    Options.DENSE
+    | Options.QPACK
+    | Options.SHAPE_INTERN
+    | Options.PAIR_PRED
+    | Options.MTF
+    | Options.COLUMN_INDEX
+    | Options.GORILLA_FLOAT
+    | Options.RANS
+    | Options.FSST
+    | Options.MAP_SHAPE
+)
+
+PRESETS: dict[str, Options] = {
+    "speed": Options.SPEED,
+    "balanced": Options.BALANCED,
+    "compression": Options.COMPRESSION,
+}
+
+Mode = str | Options | int
+
+
+def parse_mode(mode: Mode, *, column_index: bool | None = None) -> Options:
+    """Turn ``mode=`` (preset name or Options bits) into an :class:`Options` value.
+
+    ``column_index`` (when not None) sets or clears :attr:`Options.COLUMN_INDEX`.
+    """
+    if isinstance(mode, str):
+        try:
+            opts = PRESETS[mode.lower()]
+        except KeyError:
+            raise InvalidOptionError(
+                f"unknown mode {mode!r}; expected one of {sorted(PRESETS)} or a qdf.Options value"
+            ) from None
+    elif isinstance(mode, int) and not isinstance(mode, bool):
+        if mode < 0 or mode >= (1 << 15):
+            raise InvalidOptionError(f"mode bits {mode:#x} are outside the known Options bits")
+        opts = Options(mode)
+    else:
+        raise InvalidOptionError(f"mode must be a preset name or qdf.Options, not {type(mode).__name__}")
+    unknown = opts & ~IMPLEMENTED
+    if unknown:
+        raise InvalidOptionError(f"option bits {Options(unknown)!r} are not supported by this implementation yet")
+    if column_index is not None:
+        opts = (opts | Options.COLUMN_INDEX) if column_index else (opts & ~Options.COLUMN_INDEX)
+    return Options(opts)
+
+
+def header_flags(opts: Options) -> int:
+    """Header flags implied by the options before any body is written (ColIndex is back-patched)."""
+    flags = 0
+    if opts & Options.DENSE:
+        flags |= 0x01
+    if opts & Options.QPACK:
+        flags |= 0x02
+    return flags
+
+
+def columnar_enabled(opts: Options) -> bool:
+    """Columnar containers need Dense and ShapeIntern (qdf-wire-v1.md §3.4)."""
+    return bool(opts & Options.DENSE) and bool(opts & Options.SHAPE_INTERN)

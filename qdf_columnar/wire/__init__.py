@@ -1,0 +1,1 @@
+"""wire layer of qdf_columnar."""

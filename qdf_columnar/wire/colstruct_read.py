@@ -1,0 +1,418 @@
+"""Read an ``EF`` tagColStruct container into Arrow arrays, with projection and filter pushdown.
+
+The header (row count, shape, names, kinds, optional column index) is parsed first.
+With a column index, unneeded self-contained column bodies are skipped by seeking;
+without one they are walked without materialising values. Per-value string bodies
+are always walked, because they update the Dense intern state later columns may
+reference. With a filter, only the filter columns are decoded in full; the matching
+row numbers then select what is materialised of the projected columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+from qdf_kernels import columns as ck
+
+from ..codecs.qpack import (
+    MAX_ROWS,
+    decode_bool_payload,
+    decode_float_payload,
+    decode_int_payload,
+    skip_payload,
+)
+from ..columns import alloc
+from ..columns.kinds import DEFAULT_TYPES, LOGICAL, kind_for
+from ..errors import CorruptDataError, DecodeError, QdfError
+from ..format.reader import ByteReader
+from ..format.tags import NULLABLE, STR_BLOCK_TAGS, ColKind
+from .bits import unpack_mask
+from .schema_note import is_note, parse_note
+from .strcol import StringSlices, read_str_bytes, scan_string_column, slices_to_arrow, slices_to_dictionary
+
+_BASE_KINDS = {int(k) for k in ColKind if k != ColKind.RESIDUAL}
+_PER_SEC = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+
+
+@dataclass
+class ColumnInfo:
+    name: str
+    kind: int  # base ColKind
+    nullable: bool
+    index: int  # position on the wire
+    start: int = -1  # body offset, when known
+    length: int = -1  # body length, when a column index exists
+    arrow_type: pa.DataType = field(default_factory=pa.null)
+
+
+@dataclass
+class ColStructHeader:
+    n_rows: int
+    columns: list[ColumnInfo]  # user-visible columns, wire order
+    all_columns: list[ColumnInfo]  # including the schema note
+    has_index: bool
+    body_start: int
+    end: int = -1  # end of the container, when a column index exists
+    pandas_metadata: bytes | None = None
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def logical_schema(self) -> dict[str, str]:
+        return {c.name: LOGICAL[c.kind] if not _is_binary(c.arrow_type) else "binary" for c in self.columns}
+
+
+def _is_binary(t: pa.DataType) -> bool:
+    return pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
+
+
+def read_header(r: ByteReader, ctx) -> ColStructHeader:
+    """Parse from just after the EF tag up to the first column body."""
+    start = r.pos
+    n = r.uvarint("the row count")
+    if n > MAX_ROWS:
+        raise CorruptDataError(f"columnar container declares {n} rows, more than the limit {MAX_ROWS}", offset=start)
+    shape_at = r.pos
+    shape_id = r.uvarint("the columnar shape id")
+    if shape_id == 0:
+        k = r.count("the column count", min_bytes_each=2)
+        decl = []
+        for _ in range(k):
+            name_at = r.pos
+            try:
+                name = read_str_bytes(r, ctx.dense).decode("utf-8")
+            except UnicodeDecodeError:
+                raise CorruptDataError("column name is not valid UTF-8", offset=name_at) from None
+            kind_at = r.pos
+            kb = r.u8("a column kind byte")
+            base = kb & ~NULLABLE
+            if base not in _BASE_KINDS or kb == ColKind.RESIDUAL:
+                raise CorruptDataError(f"unknown column kind byte {kb:#04x} for column {name!r}", offset=kind_at)
+            decl.append((name, base, bool(kb & NULLABLE)))
+        shapes = getattr(ctx, "col_shapes", None)
+        if shapes is not None:
+            shapes.append(decl)
+    else:
+        shapes = getattr(ctx, "col_shapes", None) or []
+        if shape_id > len(shapes):
+            raise CorruptDataError(f"columnar shape id {shape_id} was never declared", offset=shape_at)
+        decl = shapes[shape_id - 1]
+    seen: set[str] = set()
+    infos = []
+    for i, (name, base, nul) in enumerate(decl):
+        if name in seen:
+            raise CorruptDataError(f"column name {name!r} appears twice", offset=start)
+        seen.add(name)
+        infos.append(ColumnInfo(name, base, nul, i))
+    has_index = bool(ctx.flags & 0x08)
+    if has_index:
+        r.need(4 * len(infos), "the column index")
+        pos = r.pos
+        lens = np.frombuffer(r.take(4 * len(infos), "the column index"), dtype="<u4").astype(np.int64)
+        if int(lens.sum()) > r.remaining:
+            raise r.truncated("the column bodies the index declares", int(lens.sum()))
+        del pos
+    body_start = r.pos
+    if has_index:
+        off = body_start
+        for info, ln in zip(infos, lens):
+            info.start, info.length = off, int(ln)
+            off += int(ln)
+    header = ColStructHeader(n, infos, infos, has_index, body_start, end=(off if has_index else -1))
+    if infos and is_note(infos[-1].name, infos[-1].kind):
+        types, pandas = parse_note(infos[-1].name)
+        header.columns = infos[:-1]
+        header.pandas_metadata = pandas
+    else:
+        types = {}
+    for info in header.columns:
+        typ = types.get(info.name)
+        if typ is None:
+            typ = DEFAULT_TYPES[info.kind]
+        else:
+            try:
+                noted_kind = kind_for(info.name, typ).kind
+            except QdfError:
+                noted_kind = -1
+            if noted_kind != info.kind:
+                raise CorruptDataError(
+                    f"schema note says {typ} but the column kind is {ColKind(info.kind).name}",
+                    column=info.name,
+                    offset=start,
+                )
+        info.arrow_type = typ
+    return header
+
+
+class Deferred:
+    """A scanned column: call with ``None`` for every row or an int array of row numbers."""
+
+    __slots__ = ("name", "_make")
+
+    def __init__(self, name: str, make) -> None:
+        self.name = name
+        self._make = make
+
+    def __call__(self, rows: np.ndarray | None = None) -> pa.Array:
+        try:
+            return self._make(rows)
+        except QdfError as exc:
+            raise exc.with_location(column=self.name) from None
+
+
+class ColumnDecoder:
+    """Walks the column bodies in wire order, materialising only what is asked for."""
+
+    def __init__(self, r: ByteReader, header: ColStructHeader, ctx, *, copy: bool = True) -> None:
+        self.r = r
+        self.h = header
+        self.ctx = ctx
+        self.copy = copy
+        self.budget = max(256 << 20, 64 * (r.end - r.pos))
+
+    def _charge(self, nbytes: int) -> None:
+        self.budget -= nbytes
+        if self.budget < 0:
+            raise CorruptDataError("declared output is larger than the decoder's allocation limit", offset=self.r.pos)
+
+    def run(self, wanted: set[str], *, walk_all: bool = False) -> dict[str, Deferred]:
+        """Scan the columns named in ``wanted`` in one pass over the bodies.
+
+        Returns, per column, a :class:`Deferred` that materialises all rows or only
+        the selected ones. Numeric payloads are decoded here; string bytes are only
+        located (no copy) until materialised.
+        """
+        out: dict[str, Deferred] = {}
+        r = self.r
+        last_needed = max((c.index for c in self.h.all_columns if c.name in wanted), default=-1)
+        for info in self.h.all_columns:
+            if not walk_all and info.index > last_needed and (self.h.has_index or not _may_touch_state(info)):
+                break
+            if info.start >= 0:
+                r.pos = info.start
+            else:
+                info.start = r.pos
+            r.column = info.name
+            try:
+                if info.name in wanted and info in self.h.columns:
+                    out[info.name] = self._decode(info)
+                else:
+                    self._skip(info)
+                if info.length >= 0 and r.pos != info.start + info.length:
+                    raise CorruptDataError(
+                        f"column body is {r.pos - info.start} bytes, the column index says {info.length}",
+                        column=info.name,
+                        offset=info.start,
+                    )
+            except QdfError as exc:
+                raise exc.with_location(column=info.name) from None
+            finally:
+                r.column = None
+        return out
+
+    # ------------------------------------------------------------------ skip
+    def _skip(self, info: ColumnInfo) -> None:
+        r = self.r
+        if info.length >= 0 and not _body_touches_state(r, info, self.h.n_rows):
+            r.pos = info.start + info.length
+            return
+        n = self._present_count(info)
+        if info.kind == ColKind.STRING:
+            scan_string_column(r, n, self.ctx.dense, skip=True)
+        elif info.kind == ColKind.TIME:
+            skip_payload(r)
+            skip_payload(r)
+        else:
+            skip_payload(r)
+
+    def _present_count(self, info: ColumnInfo) -> int:
+        if not info.nullable:
+            return self.h.n_rows
+        valid = self._mask(info)
+        return int(np.count_nonzero(valid))
+
+    def _mask(self, info: ColumnInfo) -> np.ndarray:
+        return self._mask_bytes(info)[1]
+
+    def _mask_bytes(self, info: ColumnInfo) -> tuple[np.ndarray, np.ndarray]:
+        """(raw LSB-first bitmap, bool array) of a nullable column's presence mask."""
+        n = self.h.n_rows
+        at = self.r.pos
+        raw = self.r.take_array((n + 7) >> 3, "a presence mask")
+        return raw, unpack_mask(raw, n, column=info.name, offset=at)
+
+    # ---------------------------------------------------------------- decode
+    def _decode(self, info: ColumnInfo) -> Deferred:
+        n = self.h.n_rows
+        bitmap, valid = self._mask_bytes(info) if info.nullable else (None, None)
+        n_present = int(np.count_nonzero(valid)) if valid is not None else n
+        self._charge(8 * n_present)
+        kind = info.kind
+        if kind == ColKind.STRING:
+            sl = scan_string_column(self.r, n_present, self.ctx.dense)
+            return Deferred(info.name, lambda rows: self._strings(info, sl, valid, rows))
+        if kind == ColKind.INT:
+            vals = decode_int_payload(self.r, n=n_present, copy=self.copy)
+            vals = vals.astype(np.int64, copy=False)
+        elif kind == ColKind.UINT:
+            vals = decode_int_payload(self.r, n=n_present, copy=self.copy)
+            if vals.dtype != np.uint64:
+                vals = vals.astype(np.uint64)
+        elif kind == ColKind.FLOAT64:
+            vals = decode_float_payload(self.r, n=n_present, copy=self.copy)
+        elif kind == ColKind.FLOAT32:
+            bits = decode_int_payload(self.r, n=n_present)
+            if n_present and int(bits.max()) > 0xFFFFFFFF:
+                raise CorruptDataError("float32 column holds a bit pattern wider than 32 bits", offset=self.r.pos)
+            vals = bits.astype(np.uint32).view(np.float32)
+        elif kind == ColKind.BOOL:
+            vals = decode_bool_payload(self.r, n=n_present)
+        elif kind == ColKind.TIME:
+            sec, nsec, at = self._time_parts(n_present)
+            if valid is None:
+                return Deferred(info.name, lambda rows: _to_arrow(
+                    self._combine(info, sec if rows is None else sec[rows], nsec if rows is None else nsec[rows], at),
+                    None, None, info.arrow_type))
+            vals = self._combine(info, sec, nsec, at)
+        else:  # pragma: no cover - header validation rejects other kinds
+            raise CorruptDataError(f"unexpected column kind {kind}")
+        return Deferred(info.name, lambda rows: _to_arrow(vals, valid, rows, info.arrow_type, bitmap))
+
+    def _time_parts(self, n: int) -> tuple[np.ndarray, np.ndarray, int]:
+        at = self.r.pos
+        sec = decode_int_payload(self.r, n=n).astype(np.int64, copy=False)
+        nsec = decode_int_payload(self.r, n=n)
+        return sec, nsec, at
+
+    def _combine(self, info: ColumnInfo, sec: np.ndarray, nsec: np.ndarray, at: int) -> np.ndarray:
+        n = len(sec)
+        unit = info.arrow_type.unit if pa.types.is_timestamp(info.arrow_type) else "ns"
+        per = _PER_SEC[unit]
+        out = alloc.empty(n, np.int64)
+        status = ck.combine_time_into(
+            np.ascontiguousarray(sec), np.ascontiguousarray(nsec, dtype=np.uint64), np.int64(per),
+            np.int64(1_000_000_000 // per), out,
+        )
+        if status < 0:
+            raise CorruptDataError(
+                f"time column holds a value timestamp[{unit}] cannot represent exactly "
+                "(nanoseconds out of range, finer than the unit, or seconds out of range)",
+                offset=at,
+            )
+        return out
+
+    def _strings(self, info: ColumnInfo, sl, valid, rows) -> pa.Array:
+        typ = info.arrow_type
+        if pa.types.is_null(typ):
+            if len(sl):
+                raise CorruptDataError("a column noted as all-null holds values")
+            return pa.nulls(self.h.n_rows if rows is None else len(rows))
+        dict_out = pa.types.is_dictionary(typ)
+        value_type = typ.value_type if dict_out else typ
+        if valid is None:
+            if dict_out and isinstance(sl, StringSlices) and sl.is_dict:
+                arr = slices_to_dictionary(sl, value_type, rows)
+                return arr.cast(typ) if arr.type != typ else arr
+            arr = slices_to_arrow(sl, value_type, rows)
+            return arr.dictionary_encode().cast(typ) if dict_out else arr
+        # Nullable: map output rows to present-value positions.
+        pos = np.cumsum(valid) - 1
+        sel_valid = valid if rows is None else valid[rows]
+        sel_rows = np.arange(len(valid)) if rows is None else rows
+        present_idx = pos[sel_rows[sel_valid]]
+        dense_arr = slices_to_arrow(sl, value_type, present_idx)
+        arr = _scatter(dense_arr, sel_valid)
+        return arr.dictionary_encode().cast(typ) if dict_out else arr
+
+
+def _scatter(dense_arr: pa.Array, valid: np.ndarray) -> pa.Array:
+    """Spread present values over rows where ``valid`` is True (nulls elsewhere)."""
+    n = len(valid)
+    if n == 0:
+        return pa.array([], type=dense_arr.type)
+    idx = np.cumsum(valid) - 1
+    idx = np.where(valid, idx, 0)
+    if len(dense_arr) == 0:
+        return pa.nulls(n, type=dense_arr.type)
+    return dense_arr.take(pa.array(idx, mask=~valid))
+
+
+def _to_arrow(
+    vals: np.ndarray,
+    valid: np.ndarray | None,
+    rows: np.ndarray | None,
+    typ: pa.DataType,
+    bitmap: np.ndarray | None = None,
+) -> pa.Array:
+    validity = None
+    if valid is not None:
+        full = alloc.empty(len(valid), vals.dtype)
+        src = np.ascontiguousarray(vals)
+        if ck.scatter_present_into(src, np.ascontiguousarray(bitmap), full) != len(src):
+            raise CorruptDataError("presence mask and value count disagree")
+        vals = full
+        if rows is not None:
+            vals = vals[rows]
+            valid = valid[rows]
+        elif not pa.types.is_boolean(typ):
+            # The v1 presence mask is bit for bit an Arrow validity bitmap (LSB-first, 1 = present).
+            validity = pa.py_buffer(np.ascontiguousarray(bitmap))
+    elif rows is not None:
+        vals = vals[rows]
+    storage = _storage_type(typ)
+    if vals.dtype != storage.to_pandas_dtype() and not pa.types.is_boolean(storage):
+        vals = vals.astype(storage.to_pandas_dtype())
+    mask = None if valid is None else ~valid
+    if pa.types.is_boolean(storage):
+        arr = pa.array(vals, type=pa.bool_(), mask=mask)
+    elif (mask is None or validity is not None) and vals.flags.c_contiguous:
+        arr = pa.Array.from_buffers(storage, len(vals), [validity, pa.py_buffer(vals)])
+    else:
+        arr = pa.array(vals, type=storage, mask=mask)
+    if storage != typ:
+        if pa.types.is_float16(typ):
+            arr = arr.cast(typ)
+        elif pa.types.is_dictionary(typ):
+            arr = _restore(arr, typ.value_type).dictionary_encode()
+            arr = arr.cast(typ) if arr.type != typ else arr
+        else:
+            arr = arr.view(typ)
+    return arr
+
+
+def _restore(arr: pa.Array, typ: pa.DataType) -> pa.Array:
+    if arr.type == typ:
+        return arr
+    return arr.cast(typ) if pa.types.is_float16(typ) else arr.view(typ)
+
+
+def _storage_type(typ: pa.DataType) -> pa.DataType:
+    if pa.types.is_dictionary(typ):
+        return _storage_type(typ.value_type)
+    if pa.types.is_timestamp(typ) or pa.types.is_duration(typ) or pa.types.is_date64(typ) or pa.types.is_time64(typ):
+        return pa.int64()
+    if pa.types.is_date32(typ) or pa.types.is_time32(typ):
+        return pa.int32()
+    if pa.types.is_float16(typ):
+        return pa.float32()
+    return typ
+
+
+def _may_touch_state(info: ColumnInfo) -> bool:
+    return info.kind == ColKind.STRING
+
+
+def _body_touches_state(r: ByteReader, info: ColumnInfo, n_rows: int) -> bool:
+    """Whether a string body is per-value (Dense state tags) and so must be replayed."""
+    if info.kind != ColKind.STRING or info.length == 0:
+        return False
+    at = info.start + (((n_rows + 7) >> 3) if info.nullable else 0)
+    if at >= info.start + info.length:
+        return False
+    return r.buf[at] not in STR_BLOCK_TAGS
+
+
+__all__ = ["ColumnDecoder", "ColStructHeader", "ColumnInfo", "read_header", "DecodeError"]

@@ -1,0 +1,49 @@
+"""Per-buffer encode / decode state shared by the row-major and columnar writers.
+
+One :class:`EncodeContext` lives for one ``dumps`` call (or one stream); it
+carries the options, the Dense writer state and the flags the container code
+must report back (``col_index_used`` -> FlagColIndex back-patch). The
+:class:`DecodeContext` mirrors it on the read side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..options import Options
+from .dense import DenseReader, DenseWriter
+
+__all__ = ["MAX_DEPTH", "EncodeContext", "DecodeContext"]
+
+#: Nesting limit on both sides (Go DefaultMaxDepth); deeper input is rejected
+#: rather than exhausting the interpreter stack.
+MAX_DEPTH = 10_000
+
+
+@dataclass
+class EncodeContext:
+    """Encoder state for one buffer."""
+
+    opts: Options
+    dense: DenseWriter = field(default=None)  # type: ignore[assignment]
+    #: Set by the columnar writer when it emitted a column index; the caller
+    #: then ORs FlagColIndex into header byte 4 (Go backpatches the same way).
+    col_index_used: bool = False
+    depth: int = 0
+    max_depth: int = MAX_DEPTH
+
+    def __post_init__(self) -> None:
+        self.opts = Options(self.opts)
+        if self.dense is None:
+            self.dense = DenseWriter(self.opts)
+
+
+@dataclass
+class DecodeContext:
+    """Decoder state for one buffer."""
+
+    flags: int = 0
+    dense: DenseReader = field(default_factory=DenseReader)
+    opts: Options = Options.NONE  # unknown on decode (options are never on the wire); kept for symmetry
+    depth: int = 0
+    max_depth: int = MAX_DEPTH

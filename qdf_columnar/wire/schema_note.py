@@ -1,0 +1,55 @@
+"""The schema note: a hidden trailing column that carries what v1 column kinds cannot.
+
+v1 kinds lose details Python users care about (int32 vs int64, bytes vs str, a
+timestamp's unit and zone, categoricals, pandas index metadata). When any such detail
+exists, the encoder appends one extra **int** column named ``__qdf_schema__`` + JSON,
+whose body is all zeros (a 0-bit FOR payload, a handful of bytes). The buffer stays
+plain qdf v1: any v1 reader sees an ordinary int column, and this decoder hides it.
+JSON layout: ``{"v": 1, "types": {column: arrow-type-spelling}, "pandas": <pandas metadata or null>}``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow as pa
+
+from ..columns.kinds import DEFAULT_TYPES, type_from_str, type_to_str
+from ..errors import CorruptDataError
+from ..format.tags import ColKind
+
+PREFIX = "__qdf_schema__"
+
+
+def build_note(table: pa.Table, kinds: list[int]) -> str | None:
+    """Return the note column's name, or None when every column decodes exactly by default."""
+    types: dict[str, str] = {}
+    for field, kind in zip(table.schema, kinds):
+        if field.type != DEFAULT_TYPES[kind]:
+            types[field.name] = type_to_str(field.type)
+    meta = table.schema.metadata or {}
+    pandas_meta = meta.get(b"pandas")
+    if not types and pandas_meta is None:
+        return None
+    note: dict[str, Any] = {"v": 1, "types": types}
+    if pandas_meta is not None:
+        note["pandas"] = json.loads(pandas_meta)
+    return PREFIX + json.dumps(note, separators=(",", ":"), ensure_ascii=False)
+
+
+def is_note(name: str, kind: int) -> bool:
+    return kind == ColKind.INT and name.startswith(PREFIX)
+
+
+def parse_note(name: str) -> tuple[dict[str, pa.DataType], bytes | None]:
+    """(column types, pandas metadata bytes) from a note column's name."""
+    try:
+        note = json.loads(name[len(PREFIX) :])
+        if not isinstance(note, dict) or note.get("v") != 1:
+            raise ValueError("unknown schema note version")
+        types = {str(k): type_from_str(v) for k, v in note.get("types", {}).items()}
+        pandas = note.get("pandas")
+        return types, (json.dumps(pandas).encode() if pandas is not None else None)
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise CorruptDataError(f"unreadable schema note column: {exc}") from None
