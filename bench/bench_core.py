@@ -217,7 +217,7 @@ def environment() -> dict[str, Any]:
         "git_commit": commit,
         # Other processes competing for the CPUs are the main source of noise: a run
         # whose load average is well above 0 at the start was not alone on the machine.
-        "loadavg_1m": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "loadavg_1m": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
     }
 
 

@@ -126,6 +126,7 @@ def _warmup() -> None:
     code = np.full(256, -1, dtype=np.int16)
     alphabet = np.zeros(64, dtype=np.uint8)
     a = alpha_scan(data, code, alphabet)
+    alpha_unpack_nibbles_into(np.zeros(2, np.uint8), np.zeros(256, np.uint32), np.empty(2, np.uint16))
     for cbits in (3, 4):
         out = np.zeros(8, dtype=np.uint8)
         alpha_pack_into(data, code, np.int64(cbits), out)
@@ -134,6 +135,22 @@ def _warmup() -> None:
     _warmup_rows()
     lens = np.empty(1, dtype=np.int64)
     scan_uvarints_into(np.frombuffer(b"\x05", dtype=np.uint8), np.int64(0), np.int64(1), lens)
+
+
+@kernel
+def alpha_unpack_nibbles_into(body, lut, slab16):
+    """4-bit fast path: each body byte becomes two characters via a 256-entry uint16 table.
+
+    ``lut[v]`` holds alphabet[v & 15] | alphabet[v >> 4] << 8, or 0xFFFF when either
+    nibble is outside the alphabet. ``slab16`` is the (even-length) output viewed as
+    uint16. Returns the number of pairs or ERR_CORRUPT.
+    """
+    for k in range(slab16.shape[0]):
+        v = lut[body[k]]
+        if v == np.uint32(0xFFFFFFFF):
+            return ERR_CORRUPT
+        slab16[k] = np.uint16(v)
+    return np.int64(slab16.shape[0])
 
 
 @kernel

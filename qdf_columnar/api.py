@@ -177,10 +177,10 @@ def _decode_columnar(r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: 
     if expr is None:
         arrays = {c: deferred[c](None) for c in proj_all}
     else:
-        filt = {c: deferred[c](None) for c in filter_cols}
+        filt = {c: deferred[c].for_filter() for c in filter_cols}
         mask = evaluate(expr, filt, header.n_rows)
         rows = np.flatnonzero(mask)
-        arrays = {c: (filt[c].take(pa.array(rows)) if c in filt else deferred[c](rows)) for c in proj_all}
+        arrays = {c: deferred[c](rows) for c in proj_all}
     metadata = {b"pandas": header.pandas_metadata} if header.pandas_metadata else None
     if not proj_all:
         n = header.n_rows if expr is None else int(len(rows))

@@ -148,17 +148,31 @@ def read_header(r: ByteReader, ctx) -> ColStructHeader:
 
 
 class Deferred:
-    """A scanned column: call with ``None`` for every row or an int array of row numbers."""
+    """A scanned column: call with ``None`` for every row or an int array of row numbers.
 
-    __slots__ = ("name", "_make")
+    ``for_filter()`` gives the cheapest array a predicate can be evaluated on: for a
+    dictionary-coded string column that is a DictionaryArray (codes + the small
+    table), so a comparison runs once per distinct value instead of once per row.
+    """
 
-    def __init__(self, name: str, make) -> None:
+    __slots__ = ("name", "_make", "_make_filter")
+
+    def __init__(self, name: str, make, make_filter=None) -> None:
         self.name = name
         self._make = make
+        self._make_filter = make_filter
 
     def __call__(self, rows: np.ndarray | None = None) -> pa.Array:
         try:
             return self._make(rows)
+        except QdfError as exc:
+            raise exc.with_location(column=self.name) from None
+
+    def for_filter(self) -> pa.Array:
+        if self._make_filter is None:
+            return self(None)
+        try:
+            return self._make_filter()
         except QdfError as exc:
             raise exc.with_location(column=self.name) from None
 
@@ -253,7 +267,12 @@ class ColumnDecoder:
         kind = info.kind
         if kind == ColKind.STRING:
             sl = scan_string_column(self.r, n_present, self.ctx.dense)
-            return Deferred(info.name, lambda rows: self._strings(info, sl, valid, rows))
+            make_filter = None
+            if valid is None and isinstance(sl, StringSlices) and sl.is_dict:
+                vt = info.arrow_type.value_type if pa.types.is_dictionary(info.arrow_type) else info.arrow_type
+                if not pa.types.is_null(vt):
+                    make_filter = lambda: slices_to_dictionary(sl, vt)  # noqa: E731
+            return Deferred(info.name, lambda rows: self._strings(info, sl, valid, rows), make_filter)
         if kind == ColKind.INT:
             vals = decode_int_payload(self.r, n=n_present, copy=self.copy)
             vals = vals.astype(np.int64, copy=False)

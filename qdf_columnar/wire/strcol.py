@@ -246,6 +246,17 @@ def _try_raw(out: bytearray, arr: pa.Array, offsets: np.ndarray, data: np.ndarra
 
 
 # --------------------------------------------------------------------------- decode
+def _nibble_lut(alphabet: np.ndarray, a: int) -> np.ndarray:
+    """uint32[256]: byte -> its two characters as a little-endian uint16 (0xFFFFFFFF if invalid)."""
+    v = np.arange(256)
+    lo, hi = v & 15, v >> 4
+    padded = np.zeros(16, dtype=np.uint32)
+    padded[:a] = alphabet[:a]
+    lut = padded[lo] | (padded[hi] << 8)
+    lut[(lo >= a) | (hi >= a)] = 0xFFFFFFFF
+    return lut.astype(np.uint32)
+
+
 class StringSlices:
     """A scanned string column: where each row's bytes are, without copying them yet.
 
@@ -306,7 +317,13 @@ class StringSlices:
         body, alphabet, a, cbits = self.alpha
         total = int(self.offsets[-1])
         slab = alloc.empty(total, np.uint8)
-        if ak.alpha_unpack_into(body, alphabet, np.int64(a), np.int64(cbits), slab) < 0:
+        if cbits == 4 and total >= 2:
+            status = ak.alpha_unpack_nibbles_into(body, _nibble_lut(alphabet, a), slab[: total & ~1].view(np.uint16))
+            if status >= 0 and total & 1:
+                status = ak.alpha_unpack_into(body[total >> 1 :], alphabet, np.int64(a), np.int64(4), slab[-1:])
+        else:
+            status = ak.alpha_unpack_into(body, alphabet, np.int64(a), np.int64(cbits), slab)
+        if status < 0:
             raise CorruptDataError("alpha code outside the alphabet")
         self.src = slab
         self.alpha = None

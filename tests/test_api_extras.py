@@ -1,0 +1,64 @@
+"""Public API odds and ends: doctests, no_copy views, output kinds, option validation."""
+
+from __future__ import annotations
+
+import doctest
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import qdf_columnar as qdf
+from qdf_columnar import api
+
+
+def test_doctests() -> None:
+    res = doctest.testmod(api, raise_on_error=False)
+    assert res.attempted > 0 and res.failed == 0
+
+
+def test_no_copy_float_column_is_a_view() -> None:
+    vals = np.random.default_rng(0).random(1000)
+    buf = qdf.encode({"x": vals}, mode="balanced")
+    out = qdf.decode(buf, output="arrow", no_copy=True)
+    addr = out.column("x").chunk(0).buffers()[1].address
+    base = np.frombuffer(buf, dtype=np.uint8).ctypes.data
+    assert base <= addr < base + len(buf)
+    np.testing.assert_array_equal(out.column("x").to_numpy(), vals)
+    copied = qdf.decode(buf, output="arrow")
+    assert not base <= copied.column("x").chunk(0).buffers()[1].address < base + len(buf)
+
+
+def test_output_kinds() -> None:
+    df = pd.DataFrame({"a": pd.array([1, None, 3], dtype="Int64"), "s": ["x", None, "z"]})
+    buf = qdf.encode(df)
+    num = qdf.decode(buf, output="numpy")
+    assert isinstance(num["a"], np.ma.MaskedArray) and num["a"].mask.tolist() == [False, True, False]
+    assert num["a"][0] == 1
+    assert qdf.decode(buf, output="records") == [{"a": 1, "s": "x"}, {"a": None, "s": None}, {"a": 3, "s": "z"}]
+    assert isinstance(qdf.decode(buf, output="arrow"), pa.Table)
+    with pytest.raises(qdf.QueryError):
+        qdf.decode(buf, output="polars")
+
+
+def test_bad_inputs_and_options() -> None:
+    with pytest.raises(qdf.InvalidOptionError):
+        qdf.encode({"a": [1]}, mode="fastest")
+    with pytest.raises(qdf.UnsupportedTypeError):
+        qdf.encode(42)
+    with pytest.raises(qdf.UnsupportedTypeError) as err:
+        qdf.encode(pa.table({"l": pa.array([[1], [2]])}))
+    assert "'l'" in str(err.value)
+    with pytest.raises(qdf.DecodeError):
+        qdf.decode("not bytes")  # type: ignore[arg-type]
+    with pytest.raises(qdf.DecodeError):
+        qdf.decode(qdf.dumps({"a": 1}))  # a map, not a table
+
+
+def test_speed_mode_is_row_major_and_decodes() -> None:
+    df = pd.DataFrame({"a": [1, 2, 3], "s": ["x", "y", "z"]})
+    buf = qdf.encode(df, mode="speed")
+    assert buf[5] == 0xA3  # fixarray of 3 maps
+    pd.testing.assert_frame_equal(qdf.decode(buf), df)
+    assert qdf.loads(buf) == [{"a": 1, "s": "x"}, {"a": 2, "s": "y"}, {"a": 3, "s": "z"}]
