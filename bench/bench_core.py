@@ -4,10 +4,11 @@ Run with ``make bench`` or ``.venv/bin/python bench/bench_core.py [--rows N] [--
 See bench/README.md for what is measured and how to read the output.
 
 Method, in short: every contender runs in this one process on the same in-memory
-Arrow table; each round runs every timed operation once, in an order rotated by one
-position per round, so drift (thermal, page cache, allocator state) is spread over
-all contenders instead of landing on whichever ran last. Medians and minimums of the
-rounds are reported. Kernels are compiled before anything is timed.
+Arrow table; each round runs every timed operation once, in a freshly shuffled order
+(seeded), with a short pause before each, so drift and neighbour effects (thermal,
+page cache, allocator state, the wake-up after a multi-threaded operation) are spread
+over all contenders instead of landing on one. Medians and minimums of the rounds are
+reported. Kernels are compiled before anything is timed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import gc
 import json
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -93,6 +95,7 @@ class Op:
         # A collection between samples and none during one: a GC pause triggered by the
         # previous operation's garbage must not be billed to this one (timeit does the same).
         gc.collect()
+        time.sleep(SETTLE_SECONDS)  # let the previous operation's threads and frees settle
         gc.disable()
         try:
             t0 = time.perf_counter_ns()
@@ -112,7 +115,7 @@ class Op:
 
 
 def build_ops(table: pa.Table, bufs: dict[str, Any]) -> list[Op]:
-    """Every timed operation, in a fixed base order (rounds rotate it)."""
+    """Every timed operation (each round shuffles the order)."""
     ops: list[Op] = []
     if HAVE_QDF:
         ops.append(Op("encode", "qdf balanced", lambda: qdf_bytes(table)))
@@ -128,6 +131,9 @@ def build_ops(table: pa.Table, bufs: dict[str, Any]) -> list[Op]:
     if HAVE_QDF:
         q = bufs["qdf balanced"]
         ops.append(Op("full decode", "qdf balanced", lambda: qdf.decode(q, output="pandas")))
+        # qdf's default decodes on one thread below 4 CPUs (like Parquet's use_threads=False
+        # here); the two-thread figure shows what a second core buys when the host is quiet.
+        ops.append(Op("full decode", QDF_2T, lambda: qdf.decode(q, output="pandas", threads=2)))
     ops += [
         Op("full decode", "Parquet snappy", parquet_read("Parquet snappy")),
         Op("full decode", "Parquet zstd", parquet_read("Parquet zstd")),
@@ -225,6 +231,10 @@ def _fmt_bytes(n: int) -> str:
     return f"{n / 1e6:,.2f} MB" if n >= 1e5 else f"{n / 1e3:,.1f} kB"
 
 
+QDF_2T = "qdf balanced, threads=2"
+SETTLE_SECONDS = 0.05
+
+
 def targets(bytes_: dict[str, int], med: dict[tuple[str, str], float]) -> list[dict[str, Any]]:
     """The four release targets, each as value vs threshold (all are "higher is better")."""
     if not HAVE_QDF:
@@ -318,7 +328,7 @@ def _write_atomic(path: Path, text: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=DEFAULT_ROWS, help=f"rows (default {DEFAULT_ROWS:,})")
-    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (default 7)")
+    parser.add_argument("--rounds", type=int, default=11, help="interleaved rounds (default 11)")
     parser.add_argument("--no-save", action="store_true", help="print only; do not write bench/results")
     parser.add_argument("--strict", action="store_true", help="exit with status 1 if any target fails")
     args = parser.parse_args(argv)
@@ -356,9 +366,14 @@ def main(argv: list[str] | None = None) -> int:
     check_correctness(table, bufs)
 
     ops = build_ops(table, bufs)
+    # A fresh seeded shuffle every round: a fixed rotation keeps each operation behind
+    # the same neighbour, and on this 2-vCPU host the operation right after a
+    # multi-threaded one (Arrow IPC's lz4 encode) was measured 3-5x slow at random, so
+    # a fixed order would bill that artifact to one contender every round.
+    order_rng = random.Random(20261130)
     for r in range(args.rounds):
-        k = r % len(ops)
-        order = ops[k:] + ops[:k]
+        order = list(ops)
+        order_rng.shuffle(order)
         t_round = time.perf_counter()
         for op in order:
             op.run_once()

@@ -11,6 +11,7 @@ import numpy as np
 
 from ._jit import kernel
 from ._status import ERR_CORRUPT, ERR_TRUNCATED
+from .strings import read_uvarint_at
 
 
 @kernel
@@ -98,25 +99,16 @@ def alpha_unpack_into(body, alphabet, a, cbits, slab):
 
 @kernel
 def scan_uvarints_into(buf, pos, end, out):
-    """Read ``len(out)`` uvarints from ``buf[pos:end]``; return the end position or a status."""
+    """Read ``len(out)`` uvarints from ``buf[pos:end]``; return the end position or a status.
+
+    Values of 2**62 or more are stored as -1 (no valid length is that large).
+    """
     p = np.uint64(pos)
     e = np.uint64(end)
     for i in range(out.shape[0]):
-        v = np.uint64(0)
-        shift = np.uint64(0)
-        while True:
-            if p >= e:
-                return ERR_TRUNCATED
-            bt = np.uint64(buf[p])
-            p += np.uint64(1)
-            if shift == np.uint64(63) and bt > np.uint64(1):
-                return ERR_CORRUPT
-            v |= (bt & np.uint64(0x7F)) << shift
-            if bt < np.uint64(0x80):
-                break
-            shift += np.uint64(7)
-            if shift > np.uint64(63):
-                return ERR_CORRUPT
+        v, p, status = read_uvarint_at(buf, p, e)
+        if status < 0:
+            return status
         out[i] = np.int64(v) if v < np.uint64(1) << np.uint64(62) else np.int64(-1)
     return np.int64(p)
 

@@ -16,6 +16,26 @@ from ._status import ERR_CORRUPT, ERR_TRUNCATED
 
 
 @kernel
+def read_uvarint_at(buf, p, e):
+    """One ULEB128 from ``buf[p:e]`` -> (value, new position, status 0 / ERR_*)."""
+    v = np.uint64(0)
+    shift = np.uint64(0)
+    while True:
+        if p >= e:
+            return v, p, ERR_TRUNCATED
+        b = np.uint64(buf[p])
+        p += np.uint64(1)
+        if shift == np.uint64(63) and b > np.uint64(1):
+            return v, p, ERR_CORRUPT
+        v |= (b & np.uint64(0x7F)) << shift
+        if b < np.uint64(0x80):
+            return v, p, 0
+        shift += np.uint64(7)
+        if shift > np.uint64(63):
+            return v, p, ERR_CORRUPT
+
+
+@kernel
 def scan_lenprefixed_into(buf, pos, end, starts, lens):
     """Parse ``len(starts)`` (uvarint length, bytes) entries from ``buf[pos:end]``.
 
@@ -23,25 +43,12 @@ def scan_lenprefixed_into(buf, pos, end, starts, lens):
     position after the last entry, or ERR_TRUNCATED / ERR_CORRUPT (varint > 10
     bytes). ``buf`` is uint8[::1]; positions are int64.
     """
-    n = starts.shape[0]
     p = np.uint64(pos)
     e = np.uint64(end)
-    for i in range(n):
-        v = np.uint64(0)
-        shift = np.uint64(0)
-        while True:
-            if p >= e:
-                return ERR_TRUNCATED
-            b = np.uint64(buf[p])
-            p += np.uint64(1)
-            if shift == np.uint64(63) and b > np.uint64(1):
-                return ERR_CORRUPT
-            v |= (b & np.uint64(0x7F)) << shift
-            if b < np.uint64(0x80):
-                break
-            shift += np.uint64(7)
-            if shift > np.uint64(63):
-                return ERR_CORRUPT
+    for i in range(starts.shape[0]):
+        v, p, status = read_uvarint_at(buf, p, e)
+        if status < 0:
+            return status
         if v > e - p:
             return ERR_TRUNCATED
         starts[i] = np.int64(p)
@@ -122,6 +129,7 @@ def _warmup() -> None:
         encode_lenprefixed_into(data, offsets, out, np.int64(0))
         uvarint_lens_total(offsets)
     _warmup_dict()
+    _warmup_packed()
 
 
 @kernel
@@ -201,3 +209,86 @@ def unpack_codes_at(body, bits, rows, out):
             k += np.uint64(1)
         out[j] = (v >> sh) & mask
     return np.int64(rows.shape[0])
+
+
+@kernel
+def dict_total_len_packed(table_lens, body, bits, n):
+    """Byte size of a dictionary column expanded straight from its packed codes.
+
+    Returns the total, or ERR_CORRUPT when a code is outside the table, or
+    ERR_TRUNCATED when ``body`` is shorter than ceil(n * bits / 8).
+    """
+    b = np.uint64(bits)
+    un = np.uint64(n)
+    if (un * b + np.uint64(7)) >> np.uint64(3) > np.uint64(body.shape[0]):
+        return ERR_TRUNCATED
+    d = np.uint64(table_lens.shape[0])
+    mask = (np.uint64(1) << b) - np.uint64(1)
+    acc = np.uint64(0)
+    have = np.uint64(0)
+    pos = np.uint64(0)
+    total = np.int64(0)
+    for i in range(un):
+        while have < b:
+            acc |= np.uint64(body[pos]) << have
+            pos += np.uint64(1)
+            have += np.uint64(8)
+        c = acc & mask
+        acc >>= b
+        have -= b
+        if c >= d:
+            return ERR_CORRUPT
+        total += table_lens[c]
+    return total
+
+
+@kernel
+def dict_gather_packed_into(table_words, words_per_entry, table_lens, body, bits, offsets, data):
+    """:func:`dict_gather_into` reading the codes straight from the packed index body.
+
+    Saves materialising an 8-byte code per row (the column is memory-bound). Codes
+    were range-checked by :func:`dict_total_len_packed`.
+    """
+    n = np.uint64(offsets.shape[0] - 1)
+    b = np.uint64(bits)
+    w = np.uint64(words_per_entry)
+    mask = (np.uint64(1) << b) - np.uint64(1)
+    acc = np.uint64(0)
+    have = np.uint64(0)
+    pos = np.uint64(0)
+    o = np.uint64(0)
+    offsets[0] = 0
+    for i in range(n):
+        while have < b:
+            acc |= np.uint64(body[pos]) << have
+            pos += np.uint64(1)
+            have += np.uint64(8)
+        c = acc & mask
+        acc >>= b
+        have -= b
+        ln = np.uint64(table_lens[c])
+        base = c * w
+        nw = (ln + np.uint64(7)) >> np.uint64(3)
+        for k in range(nw):
+            v = table_words[base + k]
+            p = o + (np.uint64(k) << np.uint64(3))
+            data[p] = np.uint8(v & np.uint64(0xFF))
+            data[p + np.uint64(1)] = np.uint8((v >> np.uint64(8)) & np.uint64(0xFF))
+            data[p + np.uint64(2)] = np.uint8((v >> np.uint64(16)) & np.uint64(0xFF))
+            data[p + np.uint64(3)] = np.uint8((v >> np.uint64(24)) & np.uint64(0xFF))
+            data[p + np.uint64(4)] = np.uint8((v >> np.uint64(32)) & np.uint64(0xFF))
+            data[p + np.uint64(5)] = np.uint8((v >> np.uint64(40)) & np.uint64(0xFF))
+            data[p + np.uint64(6)] = np.uint8((v >> np.uint64(48)) & np.uint64(0xFF))
+            data[p + np.uint64(7)] = np.uint8(v >> np.uint64(56))
+        o += ln
+        offsets[i + 1] = o
+    return np.int64(o)
+
+
+def _warmup_packed() -> None:
+    words = np.zeros(2, dtype=np.uint64)
+    lens = np.array([1, 2], dtype=np.int64)
+    body = np.frombuffer(b"\x02", dtype=np.uint8)
+    dict_total_len_packed(lens, body, np.int64(1), np.int64(3))
+    for odt in (np.int32, np.int64):
+        dict_gather_packed_into(words, np.int64(1), lens, body, np.int64(1), np.zeros(4, odt), np.zeros(16, np.uint8))

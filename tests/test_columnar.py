@@ -92,7 +92,7 @@ def tables(draw):
         f64[draw(st.integers(0, n - 1))] = np.frombuffer(b"\x01\x00\x00\x00\x00\x00\xf8\x7f", np.float64)[0]
     cols["f64"] = pa.array(maybe_null(list(f64)), type=pa.float64()) if nulls else pa.array(f64)
     f32 = np.array(draw(st.lists(st.floats(width=32), min_size=n, max_size=n)), dtype=np.float32)
-    cols["f32"] = pa.array(f32)
+    cols["f32"] = pa.array(maybe_null(list(f32)), type=pa.float32()) if nulls else pa.array(f32)
     cols["b"] = pa.array(maybe_null(draw(st.lists(st.booleans(), min_size=n, max_size=n))), type=pa.bool_())
     text = st.one_of(st.text(max_size=12), st.sampled_from(["", "é", "日本語", "a\x00b", "ERROR"]))
     cols["s"] = pa.array(maybe_null(draw(st.lists(text, min_size=n, max_size=n))), type=pa.string())

@@ -103,3 +103,15 @@ def test_differential_against_pandas(vals, lit, op, negate) -> None:
     if negate:
         truth = ~truth  # pandas' nullable booleans already follow Kleene logic
     assert got == df.i[truth.fillna(False).astype(bool)].tolist()
+
+
+def test_filter_and_project_the_same_time_column() -> None:
+    ts = pd.date_range("2026-01-01", periods=300, freq="ms", tz="UTC")
+    df = pd.DataFrame({"ts": ts, "x": np.arange(300)})
+    buf = qdf.encode(df)
+    cut = ts[100].to_pydatetime()
+    got = qdf.decode(buf, filter=col("ts") >= cut)
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), df[df.ts >= cut].reset_index(drop=True))
+    got2 = qdf.decode(buf, columns=["x", "ts"], filter=(col("ts") < cut) & (col("x") > 5))
+    want = df.loc[(df.ts < cut) & (df.x > 5), ["x", "ts"]]
+    pd.testing.assert_frame_equal(got2.reset_index(drop=True), want.reset_index(drop=True))

@@ -12,6 +12,7 @@ are FALSE, ``NaN != x`` is TRUE, and ``isin`` never matches NaN.  NULL rows are 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import math
 from collections.abc import Callable, Mapping
 from fractions import Fraction
@@ -203,12 +204,11 @@ def _ts_ticks(value: Any, t: pa.TimestampType) -> Fraction:
 def _predicate(node: Cmp | IsIn, arr: pa.Array, kind: str) -> pa.Array | bool:
     """Boolean Arrow array (or a constant for every present row) for one leaf on a plain array."""
     if kind in ("int", "uint", "timestamp"):
+        conv: Callable[[Any], Any] = _exact
         if kind == "timestamp":
-            ts_type = arr.type
-            conv: Callable[[Any], Any] = lambda v: _ts_ticks(v, ts_type)  # noqa: E731
+            # Compare the int64 ticks; the literal becomes an exact (maybe fractional) tick count.
+            conv = functools.partial(_ts_ticks, t=arr.type)
             arr = arr.view(pa.int64())
-        else:
-            conv = _exact
         info = np.iinfo(arr.type.to_pandas_dtype())
         lo, hi = int(info.min), int(info.max)
         if isinstance(node, Cmp):

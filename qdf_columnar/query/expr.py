@@ -138,7 +138,15 @@ class Col:
 
 
 def col(name: str) -> Col:
-    """Reference the column ``name`` in a filter: ``col("price") > 10``."""
+    """Reference the column ``name`` in a filter.
+
+    Examples
+    --------
+    >>> (col("code") >= 500) & ~col("level").isin(["DEBUG", "INFO"])
+    (col('code') >= 500) & ~col('level').isin(['DEBUG', 'INFO'])
+    >>> 5 < col("x")
+    (col('x') > 5)
+    """
     return Col(name)
 
 

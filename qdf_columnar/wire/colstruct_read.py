@@ -292,10 +292,8 @@ class ColumnDecoder:
         elif kind == ColKind.TIME:
             sec, nsec, at = self._time_parts(n_present)
             if valid is None:
-                return Deferred(info.name, lambda rows: _to_arrow(
-                    self._combine(info, sec if rows is None else sec[rows], nsec if rows is None else nsec[rows], at),
-                    None, None, info.arrow_type))
-            vals = self._combine(info, sec, nsec, at)
+                return Deferred(info.name, _TimeColumn(self, info, sec, nsec, at))
+            vals = self._combine(info, sec, nsec, at, in_place=True)
         else:  # pragma: no cover - header validation rejects other kinds
             raise CorruptDataError(f"unexpected column kind {kind}")
         return Deferred(info.name, lambda rows: _to_arrow(vals, valid, rows, info.arrow_type, bitmap))
@@ -306,11 +304,13 @@ class ColumnDecoder:
         nsec = decode_int_payload(self.r, n=n)
         return sec, nsec, at
 
-    def _combine(self, info: ColumnInfo, sec: np.ndarray, nsec: np.ndarray, at: int) -> np.ndarray:
+    def _combine(self, info: ColumnInfo, sec: np.ndarray, nsec: np.ndarray, at: int, *, in_place: bool) -> np.ndarray:
+        """Seconds + nanoseconds -> ticks of the column's unit (into ``sec`` when ``in_place``)."""
         n = len(sec)
         unit = info.arrow_type.unit if pa.types.is_timestamp(info.arrow_type) else "ns"
         per = _PER_SEC[unit]
-        out = alloc.empty(n, np.int64)
+        own = in_place and sec.flags.writeable and sec.flags.c_contiguous and sec.dtype == np.int64
+        out = sec if own else alloc.empty(n, np.int64)
         status = ck.combine_time_into(
             np.ascontiguousarray(sec), np.ascontiguousarray(nsec, dtype=np.uint64), np.int64(per),
             np.int64(1_000_000_000 // per), out,
@@ -345,6 +345,25 @@ class ColumnDecoder:
         dense_arr = slices_to_arrow(sl, value_type, present_idx)
         arr = _scatter(dense_arr, sel_valid)
         return arr.dictionary_encode().cast(typ) if dict_out else arr
+
+
+class _TimeColumn:
+    """Materialise a non-null time column: all rows once (cached), or just the selected ones."""
+
+    def __init__(self, dec: ColumnDecoder, info: ColumnInfo, sec: np.ndarray, nsec: np.ndarray, at: int) -> None:
+        self.dec, self.info, self.sec, self.nsec, self.at = dec, info, sec, nsec, at
+        self.full: np.ndarray | None = None
+
+    def __call__(self, rows: np.ndarray | None) -> pa.Array:
+        if rows is None:
+            if self.full is None:  # the seconds array is used up by the in-place combine
+                self.full = self.dec._combine(self.info, self.sec, self.nsec, self.at, in_place=True)
+            vals = self.full
+        elif self.full is not None:
+            vals = self.full[rows]
+        else:
+            vals = self.dec._combine(self.info, self.sec[rows], self.nsec[rows], self.at, in_place=True)
+        return _to_arrow(vals, None, None, self.info.arrow_type)
 
 
 def _scatter(dense_arr: pa.Array, valid: np.ndarray) -> pa.Array:

@@ -575,14 +575,26 @@ def _dict_to_arrow(sl: StringSlices, typ: pa.DataType, binary: bool, rows: np.nd
                 table[k, : tl[k]].tobytes().decode("utf-8")
             except UnicodeDecodeError:
                 raise CorruptDataError("string dictionary entry is not valid UTF-8") from None
-    codes = sl.codes if rows is None else sl.codes[rows]
-    n = len(codes)
-    codes = np.ascontiguousarray(codes, dtype=np.uint64)
-    total = int(sk.dict_total_len(tl, codes))
+    packed = sl.packed if rows is None and sl._codes is None else None
+    if packed is not None:  # expand straight from the packed index: no per-row code array
+        body, bits = packed
+        n = sl.n
+        total = int(sk.dict_total_len_packed(tl, body, np.int64(bits), np.int64(n)))
+        if total < 0:
+            raise CorruptDataError(f"dictionary index out of range for {d} entries")
+    else:
+        codes = sl.codes if rows is None else sl.codes_at(rows)
+        codes = np.ascontiguousarray(codes, dtype=np.uint64)
+        n = len(codes)
+        total = int(sk.dict_total_len(tl, codes))
     large = pa.types.is_large_string(typ) or pa.types.is_large_binary(typ) or total >= 2**31 - 1
     offsets = alloc.empty(n + 1, np.int64 if large else np.int32)
     data = alloc.empty(total + 8, np.uint8)
-    sk.dict_gather_into(table.view(np.uint64).ravel(), np.int64(words), tl, codes, offsets, data)
+    words_flat = table.view(np.uint64).ravel()
+    if packed is not None:
+        sk.dict_gather_packed_into(words_flat, np.int64(words), tl, body, np.int64(bits), offsets, data)
+    else:
+        sk.dict_gather_into(words_flat, np.int64(words), tl, codes, offsets, data)
     if binary:
         base = pa.large_binary() if large else pa.binary()
     else:
@@ -613,8 +625,16 @@ def _alpha_rows_to_arrow(sl: StringSlices, typ: pa.DataType, binary: bool, rows:
 
 def _contiguous_to_arrow(sl: StringSlices, typ: pa.DataType, binary: bool) -> pa.Array:
     n = len(sl.offsets) - 1
-    large = int(sl.offsets[-1]) >= 2**31 - 1
-    offsets = sl.offsets if large else sl.offsets.astype(np.int32)
+    last = int(sl.offsets[-1])
+    large = last >= 2**31 - 1
+    if large:
+        offsets = sl.offsets
+    elif n and last == n * int(sl.offsets[1]):  # fixed length (hex ids): one arange, no cast
+        offsets = np.arange(0, last + 1, max(1, int(sl.offsets[1])), dtype=np.int32)[: n + 1]
+        if len(offsets) != n + 1:  # zero-length values
+            offsets = np.zeros(n + 1, dtype=np.int32)
+    else:
+        offsets = sl.offsets.astype(np.int32)
     if binary:
         base = pa.large_binary() if large else pa.binary()
     else:
