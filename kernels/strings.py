@@ -228,7 +228,7 @@ def dict_total_len_packed(table_lens, body, bits, n):
     have = np.uint64(0)
     pos = np.uint64(0)
     total = np.int64(0)
-    for i in range(un):
+    for _ in range(un):
         while have < b:
             acc |= np.uint64(body[pos]) << have
             pos += np.uint64(1)

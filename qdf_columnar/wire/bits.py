@@ -12,6 +12,11 @@ from qdf_kernels import bitpack
 from ..errors import CorruptDataError
 
 
+def bits_for_distinct(d: int) -> int:
+    """ceil(log2 d): the index width for ``d`` distinct values (0 when d <= 1)."""
+    return 0 if d <= 1 else int(d - 1).bit_length()
+
+
 def pack_bits(values: np.ndarray, bits: int) -> bytes:
     """Pack unsigned ``values`` (< 2**bits) at ``bits`` bits each, LSB-first."""
     n = len(values)

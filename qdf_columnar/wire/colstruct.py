@@ -18,8 +18,8 @@ from ..format.reader import ByteReader
 from ..options import columnar_enabled
 from .colstruct_read import ColumnDecoder, read_header
 from .colstruct_write import write_table_columnar
+from .values_write import COLUMNAR_MIN_ROWS
 
-COLUMNAR_MIN_ROWS = 16  # the reference's columnarMinElems
 _SCALARS = (bool, int, float, str, bytes, _dt.datetime)
 
 

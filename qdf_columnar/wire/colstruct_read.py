@@ -29,8 +29,10 @@ from ..errors import CorruptDataError, DecodeError, QdfError
 from ..format.reader import ByteReader
 from ..format.tags import NULLABLE, STR_BLOCK_TAGS, ColKind
 from .bits import unpack_mask
+from .numeric_arrow import scatter, to_arrow
 from .schema_note import is_note, parse_note
-from .strcol import StringSlices, read_str_bytes, scan_string_column, slices_to_arrow, slices_to_dictionary
+from .strcol_arrow import slices_to_arrow, slices_to_dictionary
+from .strcol_scan import StringSlices, read_str_bytes, scan_string_column
 
 _BASE_KINDS = {int(k) for k in ColKind if k != ColKind.RESIDUAL}
 _PER_SEC = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
@@ -296,7 +298,7 @@ class ColumnDecoder:
             vals = self._combine(info, sec, nsec, at, in_place=True)
         else:  # pragma: no cover - header validation rejects other kinds
             raise CorruptDataError(f"unexpected column kind {kind}")
-        return Deferred(info.name, lambda rows: _to_arrow(vals, valid, rows, info.arrow_type, bitmap))
+        return Deferred(info.name, lambda rows: to_arrow(vals, valid, rows, info.arrow_type, bitmap))
 
     def _time_parts(self, n: int) -> tuple[np.ndarray, np.ndarray, int]:
         at = self.r.pos
@@ -343,7 +345,7 @@ class ColumnDecoder:
         sel_rows = np.arange(len(valid)) if rows is None else rows
         present_idx = pos[sel_rows[sel_valid]]
         dense_arr = slices_to_arrow(sl, value_type, present_idx)
-        arr = _scatter(dense_arr, sel_valid)
+        arr = scatter(dense_arr, sel_valid)
         return arr.dictionary_encode().cast(typ) if dict_out else arr
 
 
@@ -363,80 +365,7 @@ class _TimeColumn:
             vals = self.full[rows]
         else:
             vals = self.dec._combine(self.info, self.sec[rows], self.nsec[rows], self.at, in_place=True)
-        return _to_arrow(vals, None, None, self.info.arrow_type)
-
-
-def _scatter(dense_arr: pa.Array, valid: np.ndarray) -> pa.Array:
-    """Spread present values over rows where ``valid`` is True (nulls elsewhere)."""
-    n = len(valid)
-    if n == 0:
-        return pa.array([], type=dense_arr.type)
-    idx = np.cumsum(valid) - 1
-    idx = np.where(valid, idx, 0)
-    if len(dense_arr) == 0:
-        return pa.nulls(n, type=dense_arr.type)
-    return dense_arr.take(pa.array(idx, mask=~valid))
-
-
-def _to_arrow(
-    vals: np.ndarray,
-    valid: np.ndarray | None,
-    rows: np.ndarray | None,
-    typ: pa.DataType,
-    bitmap: np.ndarray | None = None,
-) -> pa.Array:
-    validity = None
-    if valid is not None:
-        full = alloc.empty(len(valid), vals.dtype)
-        src = np.ascontiguousarray(vals)
-        if ck.scatter_present_into(src, np.ascontiguousarray(bitmap), full) != len(src):
-            raise CorruptDataError("presence mask and value count disagree")
-        vals = full
-        if rows is not None:
-            vals = vals[rows]
-            valid = valid[rows]
-        elif not pa.types.is_boolean(typ):
-            # The v1 presence mask is bit for bit an Arrow validity bitmap (LSB-first, 1 = present).
-            validity = pa.py_buffer(np.ascontiguousarray(bitmap))
-    elif rows is not None:
-        vals = vals[rows]
-    storage = _storage_type(typ)
-    if vals.dtype != storage.to_pandas_dtype() and not pa.types.is_boolean(storage):
-        vals = vals.astype(storage.to_pandas_dtype())
-    mask = None if valid is None else ~valid
-    if pa.types.is_boolean(storage):
-        arr = pa.array(vals, type=pa.bool_(), mask=mask)
-    elif (mask is None or validity is not None) and vals.flags.c_contiguous:
-        arr = pa.Array.from_buffers(storage, len(vals), [validity, pa.py_buffer(vals)])
-    else:
-        arr = pa.array(vals, type=storage, mask=mask)
-    if storage != typ:
-        if pa.types.is_float16(typ):
-            arr = arr.cast(typ)
-        elif pa.types.is_dictionary(typ):
-            arr = _restore(arr, typ.value_type).dictionary_encode()
-            arr = arr.cast(typ) if arr.type != typ else arr
-        else:
-            arr = arr.view(typ)
-    return arr
-
-
-def _restore(arr: pa.Array, typ: pa.DataType) -> pa.Array:
-    if arr.type == typ:
-        return arr
-    return arr.cast(typ) if pa.types.is_float16(typ) else arr.view(typ)
-
-
-def _storage_type(typ: pa.DataType) -> pa.DataType:
-    if pa.types.is_dictionary(typ):
-        return _storage_type(typ.value_type)
-    if pa.types.is_timestamp(typ) or pa.types.is_duration(typ) or pa.types.is_date64(typ) or pa.types.is_time64(typ):
-        return pa.int64()
-    if pa.types.is_date32(typ) or pa.types.is_time32(typ):
-        return pa.int32()
-    if pa.types.is_float16(typ):
-        return pa.float32()
-    return typ
+        return to_arrow(vals, None, None, self.info.arrow_type)
 
 
 def _may_touch_state(info: ColumnInfo) -> bool:

@@ -22,7 +22,7 @@ from ..format.tags import NULLABLE, ColKind, ContainerTag
 from ..format.varint import write_uvarint
 from .bits import pack_mask
 from .schema_note import build_note
-from .strcol import write_string_column
+from .strcol_write import write_string_column
 
 #: The reference caps columnar containers at 2**24 rows; larger tables are row groups.
 MAX_COLUMNAR_ROWS = 1 << 24

@@ -8,16 +8,30 @@ must report back (``col_index_used`` -> FlagColIndex back-patch). The
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 from ..options import Options
 from .dense import DenseReader, DenseWriter
 
-__all__ = ["MAX_DEPTH", "EncodeContext", "DecodeContext"]
+__all__ = ["MAX_DEPTH", "EncodeContext", "DecodeContext", "ensure_recursion_room"]
 
 #: Nesting limit on both sides (Go DefaultMaxDepth); deeper input is rejected
 #: rather than exhausting the interpreter stack.
 MAX_DEPTH = 10_000
+
+# Python frames per nesting level on the deepest path (read_value -> handler -> reader -> comprehension), with room.
+_FRAMES_PER_LEVEL = 6
+
+
+def ensure_recursion_room(max_depth: int) -> None:
+    # Both directions recurse once per nesting level. CPython >= 3.11 runs
+    # Python-to-Python calls without growing the C stack, so raising the
+    # interpreter's frame limit is safe; it is only ever raised, never lowered,
+    # because another thread may be deep inside a call.
+    need = max_depth * _FRAMES_PER_LEVEL + 2000
+    if sys.getrecursionlimit() < need:
+        sys.setrecursionlimit(need)
 
 
 @dataclass

@@ -1,0 +1,90 @@
+"""Numeric columns as Arrow arrays: nullable scatter, row selection, logical types.
+
+The v1 presence mask of a nullable column is already an Arrow validity bitmap
+(LSB-first, 1 = present), so full-column nulls cost no conversion; present values are
+scattered by a kernel into a buffer from Arrow's pool. Logical types from the schema
+note (int32, timestamp units, dates, durations, float16, dictionaries) are restored
+from their storage without copying where Arrow allows a view.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from qdf_kernels import columns as ck
+
+from ..columns import alloc
+from ..errors import CorruptDataError
+
+
+def to_arrow(
+    vals: np.ndarray,
+    valid: np.ndarray | None,
+    rows: np.ndarray | None,
+    typ: pa.DataType,
+    bitmap: np.ndarray | None = None,
+) -> pa.Array:
+    validity = None
+    if valid is not None:
+        full = alloc.empty(len(valid), vals.dtype)
+        src = np.ascontiguousarray(vals)
+        if ck.scatter_present_into(src, np.ascontiguousarray(bitmap), full) != len(src):
+            raise CorruptDataError("presence mask and value count disagree")
+        vals = full
+        if rows is not None:
+            vals = vals[rows]
+            valid = valid[rows]
+        elif not pa.types.is_boolean(typ):
+            # The v1 presence mask is bit for bit an Arrow validity bitmap (LSB-first, 1 = present).
+            validity = pa.py_buffer(np.ascontiguousarray(bitmap))
+    elif rows is not None:
+        vals = vals[rows]
+    storage = _storage_type(typ)
+    if vals.dtype != storage.to_pandas_dtype() and not pa.types.is_boolean(storage):
+        vals = vals.astype(storage.to_pandas_dtype())
+    mask = None if valid is None else ~valid
+    if pa.types.is_boolean(storage):
+        arr = pa.array(vals, type=pa.bool_(), mask=mask)
+    elif (mask is None or validity is not None) and vals.flags.c_contiguous:
+        arr = pa.Array.from_buffers(storage, len(vals), [validity, pa.py_buffer(vals)])
+    else:
+        arr = pa.array(vals, type=storage, mask=mask)
+    if storage != typ:
+        if pa.types.is_float16(typ):
+            arr = arr.cast(typ)
+        elif pa.types.is_dictionary(typ):
+            arr = _restore(arr, typ.value_type).dictionary_encode()
+            arr = arr.cast(typ) if arr.type != typ else arr
+        else:
+            arr = arr.view(typ)
+    return arr
+
+
+def _storage_type(typ: pa.DataType) -> pa.DataType:
+    if pa.types.is_dictionary(typ):
+        return _storage_type(typ.value_type)
+    if pa.types.is_timestamp(typ) or pa.types.is_duration(typ) or pa.types.is_date64(typ) or pa.types.is_time64(typ):
+        return pa.int64()
+    if pa.types.is_date32(typ) or pa.types.is_time32(typ):
+        return pa.int32()
+    if pa.types.is_float16(typ):
+        return pa.float32()
+    return typ
+
+
+def _restore(arr: pa.Array, typ: pa.DataType) -> pa.Array:
+    if arr.type == typ:
+        return arr
+    return arr.cast(typ) if pa.types.is_float16(typ) else arr.view(typ)
+
+
+def scatter(dense_arr: pa.Array, valid: np.ndarray) -> pa.Array:
+    """Spread present values over rows where ``valid`` is True (nulls elsewhere)."""
+    n = len(valid)
+    if n == 0:
+        return pa.array([], type=dense_arr.type)
+    idx = np.cumsum(valid) - 1
+    idx = np.where(valid, idx, 0)
+    if len(dense_arr) == 0:
+        return pa.nulls(n, type=dense_arr.type)
+    return dense_arr.take(pa.array(idx, mask=~valid))

@@ -1,0 +1,164 @@
+"""Materialise scanned string columns as Arrow arrays (all rows or selected rows).
+
+Dictionary columns expand in one fused kernel pass straight from the packed codes,
+validating UTF-8 once per dictionary entry; alpha-packed columns unpack into one slab
+(or only the selected rows); raw slabs gather into fresh offsets + data. Output
+buffers come from Arrow's memory pool (:mod:`qdf_columnar.columns.alloc`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from qdf_kernels import alpha as ak
+from qdf_kernels import strings as sk
+
+from ..columns import alloc
+from ..errors import CorruptDataError
+from .strcol_scan import StringSlices
+
+
+def slices_to_arrow(sl: StringSlices | list[bytes], typ: pa.DataType, rows: np.ndarray | None = None) -> pa.Array:
+    """Materialise (optionally only ``rows`` of) a scanned string column as an Arrow array."""
+    binary = pa.types.is_binary(typ) or pa.types.is_large_binary(typ)
+    if isinstance(sl, list):
+        vals = sl if rows is None else [sl[i] for i in rows]
+        if binary:
+            return pa.array(vals, type=typ)
+        try:
+            return pa.array([v.decode("utf-8") for v in vals], type=typ)
+        except UnicodeDecodeError as exc:
+            raise CorruptDataError(f"string column holds invalid UTF-8 ({exc.reason})") from None
+    if sl.alpha is not None and rows is not None:
+        return _alpha_rows_to_arrow(sl, typ, binary, rows)
+    if rows is None and sl.offsets is not None:
+        if sl.alpha is not None:
+            sl.unpack_alpha()
+        return _contiguous_to_arrow(sl, typ, binary)
+    if sl.is_dict:
+        return _dict_to_arrow(sl, typ, binary, rows)
+    if sl.starts is None:  # a contiguous slab asked for a subset of rows
+        sl.starts, sl.lens = sl.offsets[:-1], np.diff(sl.offsets)
+    starts, lens = sl.starts, sl.lens
+    if rows is not None:
+        starts = starts[rows]
+        lens = lens[rows]
+    n = len(starts)
+    total = int(lens.sum()) if n else 0
+    large = pa.types.is_large_string(typ) or pa.types.is_large_binary(typ) or total >= 2**31 - 1
+    offsets = alloc.empty(n + 1, np.int64 if large else np.int32)
+    offsets[0] = 0
+    np.cumsum(lens, out=offsets[1:])
+    data = alloc.empty(total, np.uint8)
+    if n:
+        sk.gather_slices_into(sl.src, starts, lens, offsets, data)
+    if binary:
+        base = pa.large_binary() if large else pa.binary()
+    else:
+        base = pa.large_string() if large else pa.string()
+    out = pa.Array.from_buffers(base, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    if not binary:
+        try:
+            out.validate(full=True)
+        except pa.ArrowInvalid:
+            raise CorruptDataError("string column holds invalid UTF-8") from None
+    if out.type != typ and not (large and typ in (pa.string(), pa.binary())):
+        out = out.cast(typ)
+    return out
+
+
+def _dict_to_arrow(sl: StringSlices, typ: pa.DataType, binary: bool, rows: np.ndarray | None) -> pa.Array:
+    """Expand a dictionary block: validate the (small) table once, then one fused gather."""
+    tl = sl.table_lens
+    d = len(tl)
+    width = int(tl.max()) if d else 0
+    words = max(1, (width + 7) >> 3)
+    table = np.zeros((d, words * 8), dtype=np.uint8)
+    for k in range(d):
+        s0 = int(sl.table_starts[k])
+        table[k, : tl[k]] = sl.src[s0 : s0 + tl[k]]
+    if not binary:
+        for k in range(d):
+            try:
+                table[k, : tl[k]].tobytes().decode("utf-8")
+            except UnicodeDecodeError:
+                raise CorruptDataError("string dictionary entry is not valid UTF-8") from None
+    packed = sl.packed if rows is None and sl._codes is None else None
+    if packed is not None:  # expand straight from the packed index: no per-row code array
+        body, bits = packed
+        n = sl.n
+        total = int(sk.dict_total_len_packed(tl, body, np.int64(bits), np.int64(n)))
+        if total < 0:
+            raise CorruptDataError(f"dictionary index out of range for {d} entries")
+    else:
+        codes = sl.codes if rows is None else sl.codes_at(rows)
+        codes = np.ascontiguousarray(codes, dtype=np.uint64)
+        n = len(codes)
+        total = int(sk.dict_total_len(tl, codes))
+    large = pa.types.is_large_string(typ) or pa.types.is_large_binary(typ) or total >= 2**31 - 1
+    offsets = alloc.empty(n + 1, np.int64 if large else np.int32)
+    data = alloc.empty(total + 8, np.uint8)
+    words_flat = table.view(np.uint64).ravel()
+    if packed is not None:
+        sk.dict_gather_packed_into(words_flat, np.int64(words), tl, body, np.int64(bits), offsets, data)
+    else:
+        sk.dict_gather_into(words_flat, np.int64(words), tl, codes, offsets, data)
+    if binary:
+        base = pa.large_binary() if large else pa.binary()
+    else:
+        base = pa.large_string() if large else pa.string()
+    out = pa.Array.from_buffers(base, n, [None, pa.py_buffer(offsets), pa.py_buffer(data[:total])])
+    return out.cast(typ) if out.type != typ and not (large and typ in (pa.string(), pa.binary())) else out
+
+
+def _alpha_rows_to_arrow(sl: StringSlices, typ: pa.DataType, binary: bool, rows: np.ndarray) -> pa.Array:
+    body, alphabet, a, cbits = sl.alpha
+    starts = sl.offsets[:-1][rows]
+    lens = sl.offsets[1:][rows] - starts
+    n = len(rows)
+    total = int(lens.sum()) if n else 0
+    offsets = np.empty(n + 1, dtype=np.int64)
+    data = np.empty(total, dtype=np.uint8)
+    if ak.alpha_unpack_rows_into(body, alphabet, np.int64(a), np.int64(cbits), starts, lens, offsets, data) < 0:
+        raise CorruptDataError("alpha code outside the alphabet")
+    if not sl.ascii and not binary:
+        try:
+            data.tobytes().decode("utf-8")
+        except UnicodeDecodeError:
+            raise CorruptDataError("string column holds invalid UTF-8") from None
+    base = (pa.large_binary() if binary else pa.large_string())
+    out = pa.Array.from_buffers(base, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    return out.cast(typ) if out.type != typ else out
+
+
+def _contiguous_to_arrow(sl: StringSlices, typ: pa.DataType, binary: bool) -> pa.Array:
+    n = len(sl.offsets) - 1
+    last = int(sl.offsets[-1])
+    large = last >= 2**31 - 1
+    if large:
+        offsets = sl.offsets
+    elif n and last == n * int(sl.offsets[1]):  # fixed length (hex ids): one arange, no cast
+        offsets = np.arange(0, last + 1, max(1, int(sl.offsets[1])), dtype=np.int32)[: n + 1]
+        if len(offsets) != n + 1:  # zero-length values
+            offsets = np.zeros(n + 1, dtype=np.int32)
+    else:
+        offsets = sl.offsets.astype(np.int32)
+    if binary:
+        base = pa.large_binary() if large else pa.binary()
+    else:
+        base = pa.large_string() if large else pa.string()
+    out = pa.Array.from_buffers(base, n, [None, pa.py_buffer(offsets), pa.py_buffer(sl.src)])
+    if not binary and not sl.ascii:
+        try:
+            out.validate(full=True)
+        except pa.ArrowInvalid:
+            raise CorruptDataError("string column holds invalid UTF-8") from None
+    return out.cast(typ) if out.type != typ and not (large and typ in (pa.string(), pa.binary())) else out
+
+
+def slices_to_dictionary(sl: StringSlices, value_type: pa.DataType, rows: np.ndarray | None = None) -> pa.Array:
+    """A DictionaryArray straight from a dictionary block (no expansion of the values)."""
+    table = StringSlices(sl.src, sl.table_starts, sl.table_lens)
+    dictionary = slices_to_arrow(table, value_type)
+    codes = sl.codes if rows is None else sl.codes_at(rows)
+    return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), dictionary)

@@ -1,0 +1,285 @@
+"""Parse string-column bodies into :class:`StringSlices` without copying string bytes.
+
+Reads every block form (F5, FA, FC, F8, F9, FB) and per-value Dense strings, checking
+each length and count against the bytes left before anything is sized. Dictionary
+codes stay bit-packed and alpha bodies stay packed until a caller materialises all
+rows or only the ones a filter kept (:mod:`qdf_columnar.wire.strcol_arrow`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from qdf_kernels import alpha as ak
+from qdf_kernels import strings as sk
+from qdf_kernels._status import ERR_TRUNCATED
+
+from ..columns import alloc
+from ..errors import CorruptDataError, UnknownCodecError
+from ..format.reader import ByteReader
+from ..format.tags import StrColTag
+from .bits import bits_for_distinct, unpack_bits
+from .strcol_write import DICT_MAX_DISTINCT
+
+
+def _nibble_lut(alphabet: np.ndarray, a: int) -> np.ndarray:
+    """uint32[256]: byte -> its two characters as a little-endian uint16 (0xFFFFFFFF if invalid)."""
+    v = np.arange(256)
+    lo, hi = v & 15, v >> 4
+    padded = np.zeros(16, dtype=np.uint32)
+    padded[:a] = alphabet[:a]
+    lut = padded[lo] | (padded[hi] << 8)
+    lut[(lo >= a) | (hi >= a)] = 0xFFFFFFFF
+    return lut.astype(np.uint32)
+
+
+class StringSlices:
+    """A scanned string column: where each row's bytes are, without copying them yet.
+
+    Three shapes: per-row (start, length) pairs into ``src`` (raw slabs); dictionary
+    codes into a table of (start, length) pairs (codes may still be bit-packed, so a
+    filtered read unpacks only the rows it keeps); or an alpha-packed body (``alpha``)
+    whose characters are unpacked on demand.
+    """
+
+    __slots__ = ("src", "starts", "lens", "_codes", "table_starts", "table_lens", "offsets", "ascii",
+                 "packed", "n", "alpha")
+
+    def __init__(self, src, starts, lens, codes=None, table_starts=None, table_lens=None, offsets=None) -> None:
+        self.src = src
+        self.starts = starts
+        self.lens = lens
+        self._codes = codes
+        self.table_starts = table_starts
+        self.table_lens = table_lens
+        self.offsets = offsets  # set when src holds the rows back to back (no gather needed)
+        self.ascii = False  # set when every byte is known to be ASCII (no UTF-8 check needed)
+        self.packed: tuple[np.ndarray, int] | None = None  # (body, bits) of still-packed codes
+        self.n = len(codes) if codes is not None else (len(starts) if starts is not None else 0)
+        self.alpha: tuple[np.ndarray, np.ndarray, int, int] | None = None  # body, alphabet, a, cbits
+
+    def __len__(self) -> int:
+        return self.n
+
+    @property
+    def is_dict(self) -> bool:
+        return self.table_lens is not None
+
+    @property
+    def codes(self) -> np.ndarray:
+        if self._codes is None:
+            body, bits = self.packed
+            self._codes = unpack_bits(body, self.n, bits)
+            self._check_codes(self._codes)
+        return self._codes
+
+    def codes_at(self, rows: np.ndarray) -> np.ndarray:
+        """Codes of the selected rows only (unpacked straight from the bits when possible)."""
+        if self._codes is not None or self.packed is None:
+            return self.codes[rows]
+        body, bits = self.packed
+        out = np.empty(len(rows), dtype=np.uint64)
+        sk.unpack_codes_at(body, np.int64(bits), np.ascontiguousarray(rows, dtype=np.int64), out)
+        self._check_codes(out)
+        return out
+
+    def _check_codes(self, codes: np.ndarray) -> None:
+        d = len(self.table_lens)
+        if len(codes) and int(codes.max()) >= d:
+            raise CorruptDataError(f"dictionary index {int(codes.max())} is out of range for {d} entries")
+
+    def unpack_alpha(self) -> None:
+        """Materialise an alpha-packed body into a contiguous slab (once)."""
+        body, alphabet, a, cbits = self.alpha
+        total = int(self.offsets[-1])
+        slab = alloc.empty(total, np.uint8)
+        if cbits == 4 and total >= 2:
+            status = ak.alpha_unpack_nibbles_into(body, _nibble_lut(alphabet, a), slab[: total & ~1].view(np.uint16))
+            if status >= 0 and total & 1:
+                status = ak.alpha_unpack_into(body[total >> 1 :], alphabet, np.int64(a), np.int64(4), slab[-1:])
+        else:
+            status = ak.alpha_unpack_into(body, alphabet, np.int64(a), np.int64(cbits), slab)
+        if status < 0:
+            raise CorruptDataError("alpha code outside the alphabet")
+        self.src = slab
+        self.alpha = None
+
+
+def _scan_table(r: ByteReader, d: int) -> tuple[np.ndarray, np.ndarray]:
+    starts = np.empty(d, dtype=np.int64)
+    lens = np.empty(d, dtype=np.int64)
+    pos = sk.scan_lenprefixed_into(r.array(), np.int64(r.pos), np.int64(r.end), starts, lens)
+    if pos < 0:
+        if pos == ERR_TRUNCATED:
+            raise r.truncated("a string table", 1)
+        raise r.corrupt("malformed length in a string table")
+    r.pos = int(pos)
+    return starts, lens
+
+
+def _read_codes(r: ByteReader, n: int, d: int) -> tuple[np.ndarray, int]:
+    start = r.pos
+    n2 = r.uvarint("dictionary row count")
+    if n2 != n:
+        raise r.corrupt(f"dictionary block holds {n2} rows, the container declares {n}", start)
+    bits = bits_for_distinct(d)
+    nbytes = (n * bits + 7) >> 3
+    return r.take_array(nbytes, "dictionary indices"), bits
+
+
+def scan_string_column(r: ByteReader, n: int, dense, *, skip: bool = False) -> StringSlices | list[bytes]:
+    """Parse one string column body of ``n`` values; no string bytes are copied.
+
+    Returns :class:`StringSlices` for block forms and a list of bytes for per-value
+    bodies (which must be replayed through the Dense state anyway). With ``skip``
+    the caller only needs the reader moved past the body: alpha-packed bodies are
+    then validated for length but not unpacked.
+    """
+    src = r.array()
+    if n == 0:
+        return StringSlices(src, np.zeros(0, np.int64), np.zeros(0, np.int64))
+    tag = r.peek("a string column")
+    if tag in (StrColTag.DICT, StrColTag.DICT_Q, StrColTag.DICT_FC):
+        r.pos += 1
+        start = r.pos
+        d = r.uvarint("dictionary size")
+        if d < 2 or d > DICT_MAX_DISTINCT:
+            raise r.corrupt(f"dictionary size {d} is outside 2..256", start)
+        packed = None
+        if tag == StrColTag.DICT_FC:
+            src, ts, tl = _read_front_coded(r, d)
+            packed = _read_codes(r, n, d)
+        else:
+            ts, tl = _scan_table(r, d)
+            if tag == StrColTag.DICT:
+                packed = _read_codes(r, n, d)
+            else:
+                from ..codecs.qpack import decode_int_payload
+
+                codes = decode_int_payload(r, n=n)
+                if n and (int(codes.min()) < 0 or int(codes.max()) >= d):
+                    raise r.corrupt(f"dictionary index out of range for {d} entries")
+                codes = codes.astype(np.uint64, copy=False)
+        if packed is not None:
+            sl = StringSlices(src, None, None, table_starts=ts, table_lens=tl)
+            sl.packed, sl.n = packed, n
+            return sl
+        return StringSlices(src, None, None, codes=codes, table_starts=ts, table_lens=tl)
+    if tag == StrColTag.RAW:
+        r.pos += 1
+        start = r.pos
+        n2 = r.uvarint("raw string count")
+        if n2 != n:
+            raise r.corrupt(f"raw string block holds {n2} rows, the container declares {n}", start)
+        total = r.uvarint("raw string total")
+        if total > r.remaining:
+            raise r.truncated("a raw string block", total)
+        r.need(n, "raw string lengths")  # each row takes at least its length byte
+        starts = np.empty(n, dtype=np.int64)
+        lens = np.empty(n, dtype=np.int64)
+        body_start = r.pos
+        pos = sk.scan_lenprefixed_into(src, np.int64(r.pos), np.int64(r.end), starts, lens)
+        if pos < 0:
+            if pos == ERR_TRUNCATED:
+                raise r.truncated("a raw string block", 1)
+            raise r.corrupt("malformed length in a raw string block")
+        if int(lens.sum()) != total:
+            raise r.corrupt(f"raw string lengths add up to {int(lens.sum())}, the block declares {total}", body_start)
+        r.pos = int(pos)
+        return StringSlices(src, starts, lens)
+    if tag == StrColTag.CONST:
+        r.pos += 1
+        ln = r.uvarint("const string length")
+        if ln > r.remaining:
+            raise r.truncated("a const string", ln)
+        s0 = r.pos
+        r.pos += ln
+        start = r.pos
+        n2 = r.uvarint("const string count")
+        if n2 != n:
+            raise r.corrupt(f"const string block holds {n2} rows, the container declares {n}", start)
+        ts = np.array([s0], dtype=np.int64)
+        tl = np.array([ln], dtype=np.int64)
+        codes = np.zeros(n, dtype=np.uint64)
+        return StringSlices(src, None, None, codes=codes, table_starts=ts, table_lens=tl)
+    if tag == StrColTag.ALPHA:
+        r.pos += 1
+        return _read_alpha(r, n, skip=skip)
+    if tag == StrColTag.FSST:
+        raise UnknownCodecError(
+            f"string block {StrColTag(tag).name} (tag {tag:#04x}) is a compression-tier codec not supported yet",
+            column=r.column,
+            offset=r.pos,
+        )
+    r.need(n, "per-value strings")  # each value takes at least one byte
+    return [read_str_bytes(r, dense) for _ in range(n)]
+
+
+def read_str_bytes(r: ByteReader, dense) -> bytes:
+    """One row-major string/bytes value (inline or Dense state tag) as bytes."""
+    at = r.pos
+    tag = r.u8("a string tag")
+    v = dense.read_str(r, tag)
+    if v is None:
+        raise CorruptDataError(f"expected a string value, found tag {tag:#04x}", column=r.column, offset=at)
+    return bytes(v)
+
+
+def _read_alpha(r: ByteReader, n: int, *, skip: bool = False) -> StringSlices:
+    at = r.pos
+    a = r.uvarint("alphabet size")
+    if a < 2 or a > 64:
+        raise r.corrupt(f"alphabet size {a} is outside 2..64", at)
+    alphabet = np.ascontiguousarray(r.take_array(a, "the alphabet"))
+    at = r.pos
+    n2 = r.uvarint("alpha string count")
+    if n2 != n:
+        raise r.corrupt(f"alpha string block holds {n2} rows, the container declares {n}", at)
+    flags = r.u8("alpha flags")
+    if flags & ~1:
+        raise r.corrupt(f"unknown alpha flags {flags:#04x}", r.pos - 1)
+    cbits = bits_for_distinct(a)
+    if flags & 1:
+        ln = r.uvarint("alpha fixed length")
+        total = n * ln
+        if total * cbits > 8 * r.remaining:
+            raise r.truncated("an alpha string body", (total * cbits + 7) >> 3)
+        offsets = np.arange(n + 1, dtype=np.int64) * ln
+    else:
+        r.need(n, "alpha string lengths")
+        lens = np.empty(n, dtype=np.int64)
+        pos = ak.scan_uvarints_into(r.array(), np.int64(r.pos), np.int64(r.end), lens)
+        if pos < 0 or (n and int(lens.min()) < 0):
+            if pos == ERR_TRUNCATED:
+                raise r.truncated("alpha string lengths", 1)
+            raise r.corrupt("malformed alpha string length")
+        r.pos = int(pos)
+        total = int(lens.sum())
+        if total * cbits > 8 * r.remaining:
+            raise r.truncated("an alpha string body", (total * cbits + 7) >> 3)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+    body = r.take_array((total * cbits + 7) >> 3, "an alpha string body")
+    sl = StringSlices(body, None, None, offsets=offsets)
+    sl.n = n
+    sl.alpha = (body, alphabet, a, cbits)
+    sl.ascii = bool(np.all(alphabet < 0x80))
+    return sl
+
+
+def _read_front_coded(r: ByteReader, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rebuild a front-coded table into a fresh byte buffer; return (buffer, starts, lens)."""
+    values: list[bytes] = []
+    prev = b""
+    for _ in range(d):
+        p = r.uvarint("front-coded prefix length")
+        s = r.uvarint("front-coded suffix length")
+        if p > len(prev):
+            raise r.corrupt(f"front-coded prefix {p} is longer than the previous entry ({len(prev)} bytes)")
+        cur = prev[:p] + r.take_bytes(s, "a front-coded suffix")
+        values.append(cur)
+        prev = cur
+    blob = np.frombuffer(b"".join(values), dtype=np.uint8)
+    lens = np.array([len(v) for v in values], dtype=np.int64)
+    starts = np.zeros(d, dtype=np.int64)
+    starts[1:] = np.cumsum(lens)[:-1]
+    return blob, starts, lens
