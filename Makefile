@@ -4,14 +4,21 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test bench lint warmup clean
+.PHONY: demo test bench bench-quick lint warmup clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,bench]'
+	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
+
+# The peers of the benchmark matrix (pylance, vortex-data, protobuf, ...) are only
+# needed by `make bench`, so `make test` and `make demo` do not install them.
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,bench]'
+	touch $(BENCH_STAMP)
 
 demo: $(STAMP)
 	$(PY) -m qdf_columnar.demo
@@ -20,8 +27,12 @@ test: $(STAMP)
 	$(PY) -m ruff check qdf_columnar kernels tests bench
 	$(PY) -m pytest -q
 
-bench: $(STAMP)
+bench: $(BENCH_STAMP)
 	$(PY) bench/bench_core.py
+	$(PY) bench/bench_matrix.py
+
+bench-quick: $(BENCH_STAMP)
+	$(PY) bench/bench_matrix.py --quick
 
 lint: $(STAMP)
 	$(PY) -m ruff check qdf_columnar kernels tests bench

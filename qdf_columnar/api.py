@@ -142,9 +142,11 @@ def decode(
     expr = as_expr(filter)
     if columns is not None:
         columns = _check_columns_arg(columns)
-    if r.peek("the root value") == ContainerTag.COL_STRUCT:
+    root = r.peek("the root value")
+    if root in (ContainerTag.COL_STRUCT, ContainerTag.HYBRID_COL_STRUCT):
         r.pos += 1
-        table = _decode_columnar(r, ctx, columns, expr, copy=not no_copy, threads=threads)
+        table = _decode_columnar(r, ctx, columns, expr, copy=not no_copy, threads=threads,
+                                 hybrid=root == ContainerTag.HYBRID_COL_STRUCT)
     else:
         table = _decode_rows(r, ctx, columns, expr)
     return convert_output(table, output)
@@ -165,8 +167,10 @@ def _unknown(names: list[str], existing: list[str]) -> None:
         raise QueryError(f"unknown column {missing[0]!r}; the batch has columns {existing}", column=missing[0])
 
 
-def _decode_columnar(r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads) -> pa.Table:
-    header = read_colstruct_header(r, ctx)
+def _decode_columnar(
+    r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads, hybrid: bool = False
+) -> pa.Table:
+    header = read_colstruct_header(r, ctx, hybrid=hybrid)
     names = header.names
     proj = names if columns is None else columns
     _unknown(proj, names)
@@ -188,7 +192,7 @@ def _decode_columnar(r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: 
         rows = np.flatnonzero(mask)
     n_out = header.n_rows if rows is None else len(rows)
     arrays = dict(zip(proj_all, materialize([deferred[c] for c in proj_all], rows, n_out, threads)))
-    metadata = {b"pandas": header.pandas_metadata} if header.pandas_metadata else None
+    metadata = header.metadata or None
     if not proj_all:
         n = header.n_rows if expr is None else int(len(rows))
         return _empty_table(n, metadata)

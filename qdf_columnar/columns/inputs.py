@@ -7,6 +7,7 @@ Table's schema so it can travel in the buffer's schema note and come back on dec
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -14,6 +15,9 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import UnsupportedTypeError
+
+#: Schema-metadata key listing the DataFrame columns that were ``pd.ArrowDtype``.
+ARROW_DTYPE_KEY = b"qdf.arrow_dtype"
 
 
 def to_arrow_table(table: Any) -> pa.Table:
@@ -43,10 +47,20 @@ def _from_pandas(df: Any) -> pa.Table:
         dup = df.columns[df.columns.duplicated()].tolist()
         raise UnsupportedTypeError(f"duplicate column names {dup}")
     try:
-        return pa.Table.from_pandas(df, preserve_index=None)
+        table = pa.Table.from_pandas(df, preserve_index=None)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
         col = _failing_pandas_column(df)
         raise UnsupportedTypeError(f"cannot convert DataFrame: {exc}", column=col) from None
+    # pandas metadata spells pd.ArrowDtype(pa.string()) and the pyarrow-backed StringDtype
+    # the same way ("string[pyarrow]"), so remember which columns were ArrowDtype.
+    import pandas as pd
+
+    arrow_cols = [str(c) for c in df.columns if isinstance(df[c].dtype, pd.ArrowDtype)]
+    if arrow_cols:
+        meta = dict(table.schema.metadata or {})
+        meta[ARROW_DTYPE_KEY] = json.dumps(arrow_cols).encode()
+        table = table.replace_schema_metadata(meta)
+    return table
 
 
 def _failing_pandas_column(df: Any) -> str | None:

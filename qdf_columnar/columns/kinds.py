@@ -9,6 +9,7 @@ staying plain v1 for any other reader.
 
 from __future__ import annotations
 
+import base64
 import re
 import zoneinfo
 from dataclasses import dataclass
@@ -84,13 +85,20 @@ def kind_for(name: str, typ: pa.DataType) -> KindPlan:
         return KindPlan(ColKind.INT, pa.int64())
     raise UnsupportedTypeError(
         f"Arrow type {typ} cannot be stored in a qdf v1 columnar batch yet "
-        "(nested, decimal and null-typed columns come with the hybrid container)",
+        "(decimal, interval, union and extension types are not supported yet)",
         column=name,
     )
 
 
 def type_to_str(typ: pa.DataType) -> str:
-    """A compact, parseable spelling of an Arrow type for the schema note."""
+    """A compact, parseable spelling of an Arrow type for the schema note.
+
+    Nested types are spelled ``ipc:`` + base64 of a one-field Arrow IPC schema, which
+    carries any type exactly.
+    """
+    if _is_nested(typ):
+        blob = pa.schema([pa.field("x", typ)]).serialize().to_pybytes()
+        return "ipc:" + base64.b64encode(blob).decode("ascii")
     if pa.types.is_dictionary(typ):
         return f"dictionary<{type_to_str(typ.value_type)}{',ordered' if typ.ordered else ''}>"
     if pa.types.is_timestamp(typ):
@@ -112,6 +120,11 @@ _SIMPLE = {
 }
 
 
+def _is_nested(typ: pa.DataType) -> bool:
+    t = pa.types
+    return t.is_list(typ) or t.is_large_list(typ) or t.is_fixed_size_list(typ) or t.is_struct(typ) or t.is_map(typ)
+
+
 _OFFSET = re.compile(r"^[+-]\d\d:\d\d$")
 
 
@@ -129,6 +142,14 @@ def type_from_str(s: str) -> pa.DataType:
     """Inverse of :func:`type_to_str`; raises ValueError on anything unknown."""
     if s in _SIMPLE:
         return _SIMPLE[s]
+    if s.startswith("ipc:"):
+        try:
+            schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(s[4:], validate=True)))
+        except (ValueError, OSError, pa.ArrowInvalid) as exc:  # pyarrow reports a bad flatbuffer as OSError
+            raise ValueError(f"unreadable nested type: {exc}") from None
+        if len(schema) != 1:
+            raise ValueError("nested type spelling must hold one field")
+        return schema.field(0).type
     if s.startswith("dictionary<") and s.endswith(">"):
         inner = s[len("dictionary<") : -1]
         ordered = inner.endswith(",ordered")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
+
+from .inputs import ARROW_DTYPE_KEY
 
 OutputKind = Literal["pandas", "arrow", "numpy", "records"]
 
@@ -14,18 +17,45 @@ def convert_output(table: pa.Table, output: OutputKind) -> Any:
     if output == "arrow":
         return table
     if output == "pandas":
-        return table.to_pandas()
+        return to_pandas(table)
     if output == "records":
         return table.drop_columns(_index_columns(table)).to_pylist()
     return {name: _to_numpy(table.column(name)) for name in table.column_names}
+
+
+def to_pandas(table: pa.Table) -> Any:
+    """``table.to_pandas()`` that also restores ``pd.ArrowDtype`` columns exactly.
+
+    The encoder records which DataFrame columns were ``pd.ArrowDtype``: pandas metadata
+    alone cannot tell ``pd.ArrowDtype(pa.string())`` from the pyarrow-backed
+    ``StringDtype`` (both "string[pyarrow]"), and pandas cannot even parse nested ones
+    such as ``list<item: string>[pyarrow]`` (it raises; the same bug breaks
+    ``pd.read_parquet`` on such frames). Those columns are converted with their dtype
+    string neutralised, then replaced by the Arrow data itself.
+    """
+    meta_all = table.schema.metadata or {}
+    arrow_cols = json.loads(meta_all[ARROW_DTYPE_KEY]) if ARROW_DTYPE_KEY in meta_all else []
+    arrow_cols = [c for c in arrow_cols if c in table.column_names]
+    if not arrow_cols or b"pandas" not in meta_all:
+        return table.to_pandas()
+    import pandas as pd
+
+    meta = json.loads(meta_all[b"pandas"])
+    for col in meta.get("columns", []):
+        if col.get("field_name") in arrow_cols:
+            col["numpy_type"] = "object"
+            col["pandas_type"] = "object"
+    fixed = table.replace_schema_metadata({**meta_all, b"pandas": json.dumps(meta).encode()})
+    df = fixed.to_pandas(types_mapper=lambda t: pd.ArrowDtype(t) if pa.types.is_nested(t) else None)
+    for name in arrow_cols:
+        df[name] = pd.Series(pd.arrays.ArrowExtensionArray(table.column(name)), index=df.index, name=name)
+    return df
 
 
 def _index_columns(table: pa.Table) -> list[str]:
     meta = (table.schema.metadata or {}).get(b"pandas")
     if not meta:
         return []
-    import json
-
     idx = json.loads(meta).get("index_columns", [])
     return [c for c in idx if isinstance(c, str) and c in table.column_names]
 

@@ -23,9 +23,14 @@ from .values_write import COLUMNAR_MIN_ROWS
 _SCALARS = (bool, int, float, str, bytes, _dt.datetime)
 
 
-def read_colstruct_value(r: ByteReader, ctx: Any) -> list[dict[str, Any]]:
+def read_hybrid_colstruct_value(r: ByteReader, ctx: Any) -> list[dict[str, Any]]:
+    """Decode an F7 hybrid container (tag already consumed) into a list of row dicts."""
+    return read_colstruct_value(r, ctx, hybrid=True)
+
+
+def read_colstruct_value(r: ByteReader, ctx: Any, *, hybrid: bool = False) -> list[dict[str, Any]]:
     """Decode an EF container (tag already consumed) into a list of row dicts."""
-    header = read_header(r, ctx)
+    header = read_header(r, ctx, hybrid=hybrid)
     dec = ColumnDecoder(r, header, ctx)
     deferred = dec.run({c.name for c in header.columns}, walk_all=True)
     if header.has_index:

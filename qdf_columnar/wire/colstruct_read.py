@@ -30,6 +30,8 @@ from ..format.reader import ByteReader
 from ..format.tags import NULLABLE, STR_BLOCK_TAGS, ColKind
 from .bits import unpack_mask
 from .numeric_arrow import scatter, to_arrow
+from .residual import is_residual_type, read_residual_rows
+from .residual import to_arrow as residual_to_arrow
 from .schema_note import is_note, parse_note
 from .strcol_arrow import slices_to_arrow, slices_to_dictionary
 from .strcol_scan import StringSlices, read_str_bytes, scan_string_column
@@ -57,22 +59,32 @@ class ColStructHeader:
     has_index: bool
     body_start: int
     end: int = -1  # end of the container, when a column index exists
-    pandas_metadata: bytes | None = None
+    metadata: dict[bytes, bytes] = field(default_factory=dict)  # schema metadata to restore
+    hybrid: bool = False
+
+    @property
+    def pandas_metadata(self) -> bytes | None:
+        return self.metadata.get(b"pandas")
 
     @property
     def names(self) -> list[str]:
         return [c.name for c in self.columns]
 
     def logical_schema(self) -> dict[str, str]:
-        return {c.name: LOGICAL[c.kind] if not _is_binary(c.arrow_type) else "binary" for c in self.columns}
+        return {
+            c.name: (
+                "nested" if c.kind == ColKind.RESIDUAL else "binary" if _is_binary(c.arrow_type) else LOGICAL[c.kind]
+            )
+            for c in self.columns
+        }
 
 
 def _is_binary(t: pa.DataType) -> bool:
     return pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
 
 
-def read_header(r: ByteReader, ctx) -> ColStructHeader:
-    """Parse from just after the EF tag up to the first column body."""
+def read_header(r: ByteReader, ctx, *, hybrid: bool = False) -> ColStructHeader:
+    """Parse from just after the EF (or, with ``hybrid``, F7) tag up to the first column body."""
     start = r.pos
     n = r.uvarint("the row count")
     if n > MAX_ROWS:
@@ -90,15 +102,18 @@ def read_header(r: ByteReader, ctx) -> ColStructHeader:
                 raise CorruptDataError("column name is not valid UTF-8", offset=name_at) from None
             kind_at = r.pos
             kb = r.u8("a column kind byte")
+            if kb == ColKind.RESIDUAL and hybrid:
+                decl.append((name, ColKind.RESIDUAL, False))
+                continue
             base = kb & ~NULLABLE
             if base not in _BASE_KINDS or kb == ColKind.RESIDUAL:
                 raise CorruptDataError(f"unknown column kind byte {kb:#04x} for column {name!r}", offset=kind_at)
             decl.append((name, base, bool(kb & NULLABLE)))
-        shapes = getattr(ctx, "col_shapes", None)
+        shapes = getattr(ctx, "hybrid_shapes" if hybrid else "col_shapes", None)
         if shapes is not None:
             shapes.append(decl)
-    else:
-        shapes = getattr(ctx, "col_shapes", None) or []
+    else:  # columnar and hybrid shapes have separate id spaces (qdf-wire-v1.md §2.5)
+        shapes = getattr(ctx, "hybrid_shapes" if hybrid else "col_shapes", None) or []
         if shape_id > len(shapes):
             raise CorruptDataError(f"columnar shape id {shape_id} was never declared", offset=shape_at)
         decl = shapes[shape_id - 1]
@@ -109,29 +124,35 @@ def read_header(r: ByteReader, ctx) -> ColStructHeader:
             raise CorruptDataError(f"column name {name!r} appears twice", offset=start)
         seen.add(name)
         infos.append(ColumnInfo(name, base, nul, i))
-    has_index = bool(ctx.flags & 0x08)
+    has_index = bool(ctx.flags & 0x08) and not hybrid
+    n_bodies = sum(1 for c in infos if c.kind != ColKind.RESIDUAL)
     if has_index:
-        r.need(4 * len(infos), "the column index")
+        r.need(4 * n_bodies, "the column index")
         pos = r.pos
-        lens = np.frombuffer(r.take(4 * len(infos), "the column index"), dtype="<u4").astype(np.int64)
+        lens = np.frombuffer(r.take(4 * n_bodies, "the column index"), dtype="<u4").astype(np.int64)
         if int(lens.sum()) > r.remaining:
             raise r.truncated("the column bodies the index declares", int(lens.sum()))
         del pos
     body_start = r.pos
     if has_index:
         off = body_start
-        for info, ln in zip(infos, lens):
+        for info, ln in zip([c for c in infos if c.kind != ColKind.RESIDUAL], lens):
             info.start, info.length = off, int(ln)
             off += int(ln)
-    header = ColStructHeader(n, infos, infos, has_index, body_start, end=(off if has_index else -1))
+    header = ColStructHeader(n, infos, infos, has_index, body_start, end=(off if has_index else -1), hybrid=hybrid)
     if infos and is_note(infos[-1].name, infos[-1].kind):
-        types, pandas = parse_note(infos[-1].name)
+        types, meta = parse_note(infos[-1].name)
         header.columns = infos[:-1]
-        header.pandas_metadata = pandas
+        header.metadata = meta
     else:
         types = {}
     for info in header.columns:
         typ = types.get(info.name)
+        if info.kind == ColKind.RESIDUAL:
+            if typ is not None and not is_residual_type(typ):
+                raise CorruptDataError(f"schema note gives residual column a flat type {typ}", column=info.name)
+            info.arrow_type = typ  # None: infer from the values (a buffer from another writer)
+            continue
         if typ is None:
             typ = DEFAULT_TYPES[info.kind]
         else:
@@ -203,9 +224,18 @@ class ColumnDecoder:
         """
         out: dict[str, Deferred] = {}
         r = self.r
+        residual = [c for c in self.h.all_columns if c.kind == ColKind.RESIDUAL]
+        need_rows = bool(residual) and (walk_all or any(c.name in wanted for c in residual))
         last_needed = max((c.index for c in self.h.all_columns if c.name in wanted), default=-1)
         for info in self.h.all_columns:
-            if not walk_all and info.index > last_needed and (self.h.has_index or not _may_touch_state(info)):
+            if info.kind == ColKind.RESIDUAL:
+                continue  # residual fields follow all the column bodies, row by row
+            if (
+                not walk_all
+                and not need_rows
+                and info.index > last_needed
+                and (self.h.has_index or not _may_touch_state(info))
+            ):
                 break
             if info.start >= 0:
                 r.pos = info.start
@@ -227,6 +257,11 @@ class ColumnDecoder:
                 raise exc.with_location(column=info.name) from None
             finally:
                 r.column = None
+        if need_rows:
+            values = read_residual_rows(r, self.h.n_rows, len(residual), self.ctx)
+            for info, vals in zip(residual, values):
+                if info.name in wanted:
+                    out[info.name] = Deferred(info.name, _ResidualColumn(info, vals))
         return out
 
     # ------------------------------------------------------------------ skip
@@ -347,6 +382,22 @@ class ColumnDecoder:
         dense_arr = slices_to_arrow(sl, value_type, present_idx)
         arr = scatter(dense_arr, sel_valid)
         return arr.dictionary_encode().cast(typ) if dict_out else arr
+
+
+class _ResidualColumn:
+    """A residual (nested) column: Python values back to the noted Arrow type."""
+
+    def __init__(self, info: ColumnInfo, values: list) -> None:
+        self.info, self.values = info, values
+
+    def __call__(self, rows: np.ndarray | None) -> pa.Array:
+        vals = self.values if rows is None else [self.values[i] for i in rows]
+        if self.info.arrow_type is None:
+            try:
+                return pa.array(vals)
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+                raise CorruptDataError(f"residual values do not form one Arrow type: {exc}") from None
+        return residual_to_arrow(vals, self.info.arrow_type, self.info.name)
 
 
 class _TimeColumn:

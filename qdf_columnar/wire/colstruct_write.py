@@ -21,6 +21,7 @@ from ..errors import EncodeError
 from ..format.tags import NULLABLE, ColKind, ContainerTag
 from ..format.varint import write_uvarint
 from .bits import pack_mask
+from .residual import is_residual_type, write_residual_rows
 from .schema_note import build_note
 from .strcol_write import write_string_column
 
@@ -32,7 +33,11 @@ _PER_SEC = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 
 def write_table_columnar(out: bytearray, table: pa.Table, ctx) -> None:
-    """Append ``table`` as one EF container; sets ``ctx.col_index_used`` when indexed."""
+    """Append ``table`` as one EF container (or F7 when it has nested columns).
+
+    Sets ``ctx.col_index_used`` when a column index was written (EF only: v1 has no
+    column index for hybrid containers).
+    """
     n = table.num_rows
     if n > MAX_COLUMNAR_ROWS:
         raise EncodeError(
@@ -41,15 +46,17 @@ def write_table_columnar(out: bytearray, table: pa.Table, ctx) -> None:
         )
     names = table.column_names
     arrays = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in table.columns]
-    plans = [kind_for(name, arr.type) for name, arr in zip(names, arrays)]
-    kinds = [p.kind for p in plans]
+    kinds = [
+        ColKind.RESIDUAL if is_residual_type(a.type) else kind_for(nm, a.type).kind for nm, a in zip(names, arrays)
+    ]
+    hybrid = ColKind.RESIDUAL in kinds
     note = build_note(table, kinds)
-    nullable = [arr.null_count > 0 for arr in arrays]
+    nullable = [k != ColKind.RESIDUAL and arr.null_count > 0 for k, arr in zip(kinds, arrays)]
 
-    with_index = bool(ctx.opts & 0x80)  # Options.COLUMN_INDEX
-    out.append(ContainerTag.COL_STRUCT)
+    with_index = bool(ctx.opts & 0x80) and not hybrid  # Options.COLUMN_INDEX
+    out.append(ContainerTag.HYBRID_COL_STRUCT if hybrid else ContainerTag.COL_STRUCT)
     write_uvarint(out, n)
-    write_uvarint(out, 0)  # colShapeID 0: the shape is declared inline
+    write_uvarint(out, 0)  # shape id 0: the shape is declared inline
     write_uvarint(out, len(names) + (note is not None))
     for name, kind, nul in zip(names, kinds, nullable):
         ctx.dense.write_str(out, name.encode("utf-8"))
@@ -59,10 +66,12 @@ def write_table_columnar(out: bytearray, table: pa.Table, ctx) -> None:
         out.append(ColKind.INT)
 
     bodies: list[bytearray] = []
-    for name, arr, plan, nul in zip(names, arrays, plans, nullable):
+    for name, arr, kind, nul in zip(names, arrays, kinds, nullable):
+        if kind == ColKind.RESIDUAL:
+            continue
         body = bytearray()
         try:
-            _write_body(body, arr, plan.kind, nul, ctx)
+            _write_body(body, arr, kind, nul, ctx)
         except EncodeError as exc:
             raise exc.with_location(column=name) from None
         bodies.append(body)
@@ -78,6 +87,12 @@ def write_table_columnar(out: bytearray, table: pa.Table, ctx) -> None:
         ctx.col_index_used = True
     for body in bodies:
         out += body
+    if hybrid:
+        residual = [(nm, a) for nm, a, k in zip(names, arrays, kinds) if k == ColKind.RESIDUAL]
+        try:
+            write_residual_rows(out, [a for _, a in residual], ctx)
+        except EncodeError as exc:
+            raise exc.with_location(column=residual[0][0] if len(residual) == 1 else None) from None
 
 
 def _present(arr: pa.Array, nullable: bool) -> pa.Array:

@@ -5,7 +5,8 @@ timestamp's unit and zone, categoricals, pandas index metadata). When any such d
 exists, the encoder appends one extra **int** column named ``__qdf_schema__`` + JSON,
 whose body is all zeros (a 0-bit FOR payload, a handful of bytes). The buffer stays
 plain qdf v1: any v1 reader sees an ordinary int column, and this decoder hides it.
-JSON layout: ``{"v": 1, "types": {column: arrow-type-spelling}, "pandas": <pandas metadata or null>}``.
+JSON layout: ``{"v": 1, "types": {column: arrow-type-spelling}, "pandas": <pandas metadata>,
+"arrow_dtype": [columns that were pd.ArrowDtype]}`` (the last two only when present).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..columns.inputs import ARROW_DTYPE_KEY
 from ..columns.kinds import DEFAULT_TYPES, type_from_str, type_to_str
 from ..errors import CorruptDataError
 from ..format.tags import ColKind
@@ -26,15 +28,18 @@ def build_note(table: pa.Table, kinds: list[int]) -> str | None:
     """Return the note column's name, or None when every column decodes exactly by default."""
     types: dict[str, str] = {}
     for field, kind in zip(table.schema, kinds):
-        if field.type != DEFAULT_TYPES[kind]:
+        if kind == ColKind.RESIDUAL or field.type != DEFAULT_TYPES[kind]:
             types[field.name] = type_to_str(field.type)
     meta = table.schema.metadata or {}
     pandas_meta = meta.get(b"pandas")
+    arrow_dtype = meta.get(ARROW_DTYPE_KEY)
     if not types and pandas_meta is None:
         return None
     note: dict[str, Any] = {"v": 1, "types": types}
     if pandas_meta is not None:
         note["pandas"] = json.loads(pandas_meta)
+    if arrow_dtype is not None:
+        note["arrow_dtype"] = json.loads(arrow_dtype)
     return PREFIX + json.dumps(note, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -42,14 +47,20 @@ def is_note(name: str, kind: int) -> bool:
     return kind == ColKind.INT and name.startswith(PREFIX)
 
 
-def parse_note(name: str) -> tuple[dict[str, pa.DataType], bytes | None]:
-    """(column types, pandas metadata bytes) from a note column's name."""
+def parse_note(name: str) -> tuple[dict[str, pa.DataType], dict[bytes, bytes]]:
+    """(column types, schema metadata to restore) from a note column's name."""
     try:
         note = json.loads(name[len(PREFIX) :])
         if not isinstance(note, dict) or note.get("v") != 1:
             raise ValueError("unknown schema note version")
         types = {str(k): type_from_str(v) for k, v in note.get("types", {}).items()}
-        pandas = note.get("pandas")
-        return types, (json.dumps(pandas).encode() if pandas is not None else None)
+        meta: dict[bytes, bytes] = {}
+        if note.get("pandas") is not None:
+            meta[b"pandas"] = json.dumps(note["pandas"]).encode()
+        if note.get("arrow_dtype"):
+            if not all(isinstance(c, str) for c in note["arrow_dtype"]):
+                raise ValueError("arrow_dtype must list column names")
+            meta[ARROW_DTYPE_KEY] = json.dumps(note["arrow_dtype"]).encode()
+        return types, meta
     except (ValueError, TypeError, AttributeError) as exc:
         raise CorruptDataError(f"unreadable schema note column: {exc}") from None

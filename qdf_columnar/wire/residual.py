@@ -1,0 +1,77 @@
+"""Residual (row-major) columns of the ``F7`` hybrid container: nested list/struct/map data.
+
+Columns v1 cannot store columnar (lists, structs, maps) are written after the
+columnar bodies as N rows x (residual fields in declaration order) of ordinary
+row-major values through the Dense writer, as the reference does for nested struct
+fields (qdf-wire-v1.md §2.5). Arrow values are walked with their type so maps become
+qdf maps (not lists of pairs); the Arrow type itself travels in the schema note, so
+decoding gives back the same nested Arrow types.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from ..errors import CorruptDataError, UnsupportedTypeError
+
+
+def is_residual_type(typ: pa.DataType) -> bool:
+    """Nested types that go row-major in a hybrid container."""
+    t = pa.types
+    return (
+        t.is_list(typ) or t.is_large_list(typ) or t.is_fixed_size_list(typ) or t.is_struct(typ) or t.is_map(typ)
+        or getattr(t, "is_list_view", lambda _: False)(typ)
+    )
+
+
+def to_python(value: Any, typ: pa.DataType) -> Any:
+    """An Arrow ``to_pylist`` value with maps turned into dicts, recursively by type."""
+    if value is None:
+        return None
+    t = pa.types
+    if t.is_map(typ):
+        out = {}
+        for k, v in value:
+            if not isinstance(k, str):
+                raise UnsupportedTypeError(f"map keys must be strings in qdf, got {type(k).__name__}")
+            out[k] = to_python(v, typ.item_type)
+        return out
+    if t.is_struct(typ):
+        fields = [typ.field(i) for i in range(typ.num_fields)]
+        return {f.name: to_python(value[f.name], f.type) for f in fields}
+    if t.is_list(typ) or t.is_large_list(typ) or t.is_fixed_size_list(typ):
+        return [to_python(v, typ.value_type) for v in value]
+    return value
+
+
+def write_residual_rows(out: bytearray, columns: list[pa.Array], ctx: Any) -> None:
+    """N rows x residual fields, each a row-major v1 value."""
+    from .values import write_value
+
+    values = [[to_python(v, col.type) for v in col.to_pylist()] for col in columns]
+    for row in zip(*values):
+        for v in row:
+            write_value(out, v, ctx)
+
+
+def read_residual_rows(r: Any, n_rows: int, n_fields: int, ctx: Any) -> list[list[Any]]:
+    """Inverse of :func:`write_residual_rows`: one Python list per residual field."""
+    from .values import read_value
+
+    if n_fields and n_rows > r.remaining:  # every value takes at least one byte
+        raise r.truncated("the residual rows", n_rows * n_fields)
+    cols: list[list[Any]] = [[] for _ in range(n_fields)]
+    for _ in range(n_rows):
+        for c in cols:
+            c.append(read_value(r, ctx))
+    return cols
+
+
+def to_arrow(values: list[Any], typ: pa.DataType, name: str) -> pa.Array:
+    """Build the residual column back as ``typ``; a value of the wrong shape is corrupt data."""
+    try:
+        return pa.array(values, type=typ)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
+        raise CorruptDataError(f"residual values do not fit {typ}: {exc}", column=name) from None
