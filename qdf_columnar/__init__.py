@@ -35,6 +35,7 @@ __all__ = [
     "decode",
     "dumps",
     "loads",
+    "explain",
     "col",
     "Expr",
     "Options",
@@ -60,6 +61,10 @@ def __getattr__(name: str) -> Any:
         from . import api
 
         return getattr(api, name)
+    if name == "explain":
+        from .breakdown import explain
+
+        return explain
     if name in ("dumps", "loads"):
         from .wire import values
 

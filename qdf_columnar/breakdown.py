@@ -1,0 +1,115 @@
+"""``qdf.explain(buf)``: where the bytes of a qdf v1 batch go.
+
+One row per column: its v1 kind, whether it is nullable, the codec chosen (the tag's
+reference name: ``PackDeltaFor``, ``ColStrAlpha``, ...; a time column shows both of
+its payloads), its bytes and its share of the whole buffer, plus rows for the header
+and shape declaration, and for the residual rows of a hybrid container. Nothing is
+decoded: column bodies are only walked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .codecs.qpack import payload_name
+from .format.header import read_header
+from .format.reader import ByteReader
+from .format.tags import HEADER_SIZE, ColKind, ContainerTag, StrColTag
+from .wire.colstruct_read import ColumnDecoder
+from .wire.colstruct_read import read_header as read_colstruct_header
+from .wire.context import DecodeContext
+
+_STR_NAMES = {
+    StrColTag.DICT: "ColStrDict",
+    StrColTag.FSST: "ColStrFSST",
+    StrColTag.RAW: "ColStrRaw",
+    StrColTag.CONST: "ColStrConst",
+    StrColTag.DICT_FC: "ColStrDictFC",
+    StrColTag.ALPHA: "ColStrAlpha",
+    StrColTag.DICT_Q: "ColStrDictQ",
+}
+_QPACK_NAMES = {
+    "raw": "PackRaw", "for": "PackFor", "delta_for": "PackDeltaFor", "rle": "PackRLE", "dict": "PackDict",
+    "pfor": "PackPFor", "bool": "PackBool", "block": "PackBlock", "gorilla": "PackGorilla", "alp": "PackALP",
+    "zone": "ZoneChunk",
+}
+
+
+def _codec(buf: Any, at: int, kind: int) -> str:
+    if at >= len(buf):
+        return "(empty)"
+    tag = buf[at]
+    if kind == ColKind.STRING:
+        return _STR_NAMES.get(tag, "per-value strings (Dense)")
+    name = payload_name(tag)
+    return _QPACK_NAMES.get(name, name)
+
+
+def explain(buf: bytes | bytearray | memoryview) -> Any:
+    """Per-column size breakdown of a qdf v1 batch, as a pandas DataFrame.
+
+    Columns of the result: ``column``, ``kind``, ``nullable``, ``codec``, ``bytes``,
+    ``share`` (of the whole buffer).
+
+    Examples
+    --------
+    >>> import qdf_columnar as qdf
+    >>> qdf.explain(qdf.encode({"id": list(range(100))}))[["column", "codec", "bytes"]].to_dict("records")[1]
+    {'column': 'id', 'codec': 'PackDeltaFor', 'bytes': 6}
+    """
+    import pandas as pd
+
+    flags = read_header(buf)
+    total = len(buf)
+    r = ByteReader(buf, HEADER_SIZE)
+    ctx = DecodeContext(flags=flags)
+    root = r.peek("the root value")
+    rows: list[dict[str, Any]] = []
+    if root not in (ContainerTag.COL_STRUCT, ContainerTag.HYBRID_COL_STRUCT):
+        rows.append({"column": "(row-major value)", "kind": "row-major", "nullable": False,
+                     "codec": f"tag {root:#04x}", "bytes": total - HEADER_SIZE})
+    else:
+        r.pos += 1
+        hybrid = root == ContainerTag.HYBRID_COL_STRUCT
+        header = read_colstruct_header(r, ctx, hybrid=hybrid)
+        rows.append({"column": "(header + shape)", "kind": "", "nullable": False,
+                     "codec": "F7 hybrid" if hybrid else "EF columnar", "bytes": header.body_start})
+        dec = ColumnDecoder(r, header, ctx)
+        for info in header.all_columns:
+            if info.kind == ColKind.RESIDUAL:
+                continue
+            start = r.pos if info.start < 0 else info.start
+            r.pos = start
+            body_at = start + (((header.n_rows + 7) >> 3) if info.nullable else 0)
+            codec = _codec(buf, body_at, info.kind)
+            if info.kind == ColKind.TIME and body_at < total:
+                dec._skip(info)
+                second = _codec(buf, _second_payload(buf, body_at, info, header, ctx), ColKind.INT)
+                codec = f"{codec} + {second}"
+            else:
+                dec._skip(info)
+            hidden = info not in header.columns
+            rows.append({
+                "column": "(schema note)" if hidden else info.name,
+                "kind": ColKind(info.kind).name.lower(),
+                "nullable": info.nullable,
+                "codec": codec,
+                "bytes": r.pos - start,
+            })
+        if header.hybrid:
+            start = r.pos
+            names = [c.name for c in header.columns if c.kind == ColKind.RESIDUAL]
+            rows.append({"column": "(residual rows: " + ", ".join(names) + ")", "kind": "nested",
+                         "nullable": False, "codec": "row-major values", "bytes": total - start})
+    df = pd.DataFrame(rows, columns=["column", "kind", "nullable", "codec", "bytes"])
+    df["share"] = (df["bytes"] / total).round(4)
+    return df
+
+
+def _second_payload(buf: Any, body_at: int, info: Any, header: Any, ctx: Any) -> int:
+    """Offset of a time column's nanoseconds payload (after its seconds payload)."""
+    from .codecs.qpack import skip_payload
+
+    r = ByteReader(buf, body_at)
+    skip_payload(r)
+    return r.pos
