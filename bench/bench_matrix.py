@@ -157,11 +157,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             fixtures_used.append(fx)
             _log(f"fixture {fx.name}: {fx.table.num_rows:,} rows, generated in {time.perf_counter() - t0:.1f} s")
             for peer in peers:
+                t_peer = time.perf_counter()
                 cell = prepare(fx, peer)
                 cells.append(cell)
                 if cell.status != "ok":
                     _log(f"  {peer.name:18s} {cell.status}")
                     continue
+                if args.verbose:
+                    _log(f"  {peer.name:18s} {cell.nbytes:>12,} B, checked in {time.perf_counter() - t_peer:.1f} s")
                 for op, fn in _ops(fx, peer, cell).items():
                     tasks.append((cell, op, fn))
                     cell.samples[op] = []
@@ -253,6 +256,18 @@ def render(report: dict[str, Any]) -> str:
         for f in fixtures:
             out.append(f"| {f} | " + " | ".join(_cell_text(by[(f, p)], metric) for p in peers) + " |")
         out.append("")
+    out += ["## Full decode time relative to qdf-balanced (above 1: slower than qdf)", "",
+            "| fixture | " + " | ".join(peers) + " |", "|---|" + "---:|" * len(peers)]
+    for f in fixtures:
+        ref = by.get((f, "qdf-balanced"))
+        ref_ms = ref.median_ms("decode") if ref and ref.status == "ok" else None
+        row = []
+        for p in peers:
+            c = by[(f, p)]
+            ms = c.median_ms("decode") if c.status == "ok" else None
+            row.append(f"{ms / ref_ms:.2f}x" if ms and ref_ms else "-")
+        out.append(f"| {f} | " + " | ".join(row) + " |")
+    out.append("")
     notes = sorted({(c.peer, c.variant) for c in cells if c.variant})
     if notes:
         out += ["## Notes", ""] + [f"- {p}: {v}" for p, v in notes] + [""]
@@ -357,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="a subset that runs in under 2 minutes")
     ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 7, 3 with --quick)")
     ap.add_argument("--no-save", action="store_true", help="print only; do not write bench/results")
+    ap.add_argument("-v", "--verbose", action="store_true", help="log every cell as it is checked")
     args = ap.parse_args(argv)
     if args.rounds is None:
         args.rounds = 3 if args.quick else 7

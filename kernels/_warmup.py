@@ -12,7 +12,20 @@ import time
 from collections.abc import Callable
 
 #: Kernel modules; each defines ``_warmup()`` exercising its kernels with canonical dtypes.
-KERNEL_MODULES: list[str] = ["strings", "alpha", "columns", "bitpack", "intcodecs", "intdecode"]
+KERNEL_MODULES: list[str] = [
+    "strings",
+    "alpha",
+    "columns",
+    "bitpack",
+    "intcodecs",
+    "intdecode",
+    "tans",
+    "fsst",
+    "fsst_train",
+    "gorilla",
+    "chimp",
+    "alp",
+]
 
 
 def warmup(progress: Callable[[str, float], None] | None = None) -> float:

@@ -17,11 +17,12 @@ import pyarrow as pa
 from .columns.inputs import to_arrow_table
 from .columns.outputs import OutputKind, convert_output
 from .errors import CorruptDataError, DecodeError, QueryError
-from .format.header import pack_header, read_header
+from .format.header import finish_body, open_body, pack_header
 from .format.reader import ByteReader
 from .format.tags import HEADER_SIZE, ContainerTag, Flag
-from .options import Mode, columnar_enabled, header_flags, parse_mode
+from .options import Mode, Options, columnar_enabled, header_flags, parse_mode
 from .query import as_expr, evaluate, validate
+from .query.prune import candidate_rows
 from .wire.colstruct_read import ColumnDecoder
 from .wire.colstruct_read import read_header as read_colstruct_header
 from .wire.colstruct_write import write_table_columnar
@@ -81,12 +82,15 @@ def encode(table: Any, mode: Mode = "balanced", column_index: bool | None = None
     write_table_columnar(out, tbl, ctx)
     if ctx.col_index_used:
         out[4] |= Flag.COL_INDEX
-    return bytes(out)
+    return finish_body(out, entropy=bool(opts & Options.RANS))
 
 
 def _rows_for_speed(tbl: pa.Table) -> list[dict[str, Any]]:
-    # pandas index columns are data in row-major form; keep the user's columns only.
-    return tbl.to_pylist()
+    """Rows as plain Python values, Arrow maps as dicts (``to_pylist`` gives lists of pairs)."""
+    from .wire.residual import to_python
+
+    cols = [[to_python(v, f.type) for v in tbl.column(f.name).to_pylist()] for f in tbl.schema]
+    return [dict(zip(tbl.column_names, row)) for row in zip(*cols)] if cols else [{} for _ in range(tbl.num_rows)]
 
 
 def decode(
@@ -136,7 +140,7 @@ def decode(
         raise QueryError(f"output must be 'pandas', 'arrow', 'numpy' or 'records', not {output!r}")
     if isinstance(buf, str):
         raise DecodeError("decode() takes bytes, not str")
-    flags = read_header(buf)
+    flags, buf = open_body(buf)
     r = ByteReader(buf, HEADER_SIZE)
     ctx = DecodeContext(flags=flags)
     expr = as_expr(filter)
@@ -187,9 +191,13 @@ def _decode_columnar(
         raise CorruptDataError(f"{r.end - header.end} trailing bytes after the columnar container", offset=header.end)
     rows = None
     if expr is not None:
-        filt = {c: deferred[c].for_filter() for c in filter_cols}
-        mask = evaluate(expr, filt, header.n_rows)
-        rows = np.flatnonzero(mask)
+        cand = candidate_rows(expr, deferred, header.n_rows)
+        if cand is None:
+            filt = {c: deferred[c].for_filter() for c in filter_cols}
+            rows = np.flatnonzero(evaluate(expr, filt, header.n_rows))
+        else:  # zone maps ruled out every other row: evaluate (and decode) only these
+            filt = {c: deferred[c].for_filter_rows(cand) for c in filter_cols}
+            rows = cand[evaluate(expr, filt, len(cand))]
     n_out = header.n_rows if rows is None else len(rows)
     arrays = dict(zip(proj_all, materialize([deferred[c] for c in proj_all], rows, n_out, threads)))
     metadata = header.metadata or None

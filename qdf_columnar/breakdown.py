@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .codecs.qpack import payload_name
-from .format.header import read_header
+from .format.header import open_body
 from .format.reader import ByteReader
 from .format.tags import HEADER_SIZE, ColKind, ContainerTag, StrColTag
 from .wire.colstruct_read import ColumnDecoder
@@ -59,8 +59,8 @@ def explain(buf: bytes | bytearray | memoryview) -> Any:
     """
     import pandas as pd
 
-    flags = read_header(buf)
     total = len(buf)
+    flags, buf = open_body(buf)
     r = ByteReader(buf, HEADER_SIZE)
     ctx = DecodeContext(flags=flags)
     root = r.peek("the root value")

@@ -30,7 +30,7 @@ class Options(IntFlag):
     DELTA_NO_BASE_FINGERPRINT = 1 << 10
     CANONICAL = 1 << 11
     LOSSY_VEC = 1 << 12
-    ZONE_MAP = 1 << 13
+    ZONE_MAP = 1 << 13  # F1 zone chunks (zone maps that let filters skip 256-row zones)
     STRING_ALPHABET = 1 << 14
 
     # Named presets, as in the reference.
@@ -54,6 +54,7 @@ IMPLEMENTED = (
     | Options.RANS
     | Options.FSST
     | Options.MAP_SHAPE
+    | Options.ZONE_MAP
 )
 
 PRESETS: dict[str, Options] = {

@@ -105,5 +105,7 @@ def test_bad_headers() -> None:
         qdf.decode(b"QDF\x02\x00\xc0")
     with pytest.raises(qdf.UnsupportedVersionError):
         qdf.decode(b"QDF\x01\x10\xc0")
-    with pytest.raises(qdf.UnknownCodecError):
+    with pytest.raises(qdf.DecodeError):  # FlagRANS with an empty body: the root value is missing
         qdf.decode(b"QDF\x01\x04\x00")
+    with pytest.raises(qdf.DecodeError):  # FlagRANS with an unknown blob tag
+        qdf.decode(b"QDF\x01\x04\x05\x09")

@@ -123,3 +123,17 @@ def test_binary_column_forms() -> None:
     assert qdf.decode(qdf.encode(t), output="arrow").column("b").to_pylist() == vals
     t2 = pa.table({"b": pa.array([b"\xff\xfe", b"\x00"] * 50, pa.binary())})
     assert qdf.decode(qdf.encode(t2), output="arrow").column("b").to_pylist() == [b"\xff\xfe", b"\x00"] * 50
+
+
+def test_fsst_column_in_compression_mode() -> None:
+    rng = np.random.default_rng(8)
+    words = ["GET", "POST", "/api/v2/orders", "/api/v2/users", "?page=", "&limit=", "HTTP/1.1", "session", "é"]
+    vals = [" ".join(rng.choice(words, 6)) + str(i) for i in range(3000)]
+    t = pa.table({"s": pa.array(vals), "i": pa.array(np.arange(3000))})
+    buf = qdf.encode(t, mode=qdf.Options.BALANCED | qdf.Options.FSST | qdf.Options.COLUMN_INDEX)
+    assert _body_tag(buf) == StrColTag.FSST
+    assert qdf.decode(buf, output="arrow").column("s").to_pylist() == vals
+    sel = qdf.decode(buf, output="arrow", columns=["s"], filter=qdf.col("i").isin([3, 2999]))
+    assert sel.column("s").to_pylist() == [vals[3], vals[2999]]
+    assert qdf.decode(buf, output="arrow", columns=["i"]).num_rows == 3000  # skips the FSST body
+    assert len(buf) < len(qdf.encode(t, mode="balanced"))

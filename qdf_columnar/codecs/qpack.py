@@ -1,10 +1,10 @@
 """Public entry points for v1 QPack slice payloads: integers (E4/E5/E6/EB/ED/EE/F0),
-booleans (E3 PackBool) and raw floats (E4 with kind 0x0B / 0x0A).
+booleans (E3 PackBool) and floats (E4 with kind 0x0B / 0x0A; E7 Gorilla/Chimp128 and
+F4 ALP / ALP-RD of the compression tier).
 
 The columnar container and dumps/loads call only these functions. Integer payloads
 are chosen by the v1 picker (picker.py) and written by intenc.py; intdec.py reads them.
-Float compression tags (E7 Gorilla/Chimp, F4 ALP) belong to the compression tier and
-raise UnknownCodecError here.
+Compressed float payloads are written and read by floats.py (the §3.2 picker).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from ..errors import TruncatedError, UnknownCodecError, UnsupportedTypeError
 from ..format.reader import ByteReader
 from ..format.tags import Kind, QPackTag
 from ..format.varint import write_uvarint
+from . import floats
 from .intdec import read_int
 from .intenc import MAX_ROWS, encode_int_array
 
@@ -23,6 +24,7 @@ __all__ = [
     "encode_int_array",
     "encode_bool_array",
     "encode_float_raw",
+    "encode_float_array",
     "decode_int_payload",
     "decode_bool_payload",
     "decode_float_payload",
@@ -130,13 +132,27 @@ def encode_float_raw(out: bytearray, values: np.ndarray) -> None:
     out += arr.astype(_FLOAT_DTYPES[kind], copy=False).tobytes()
 
 
-def decode_float_payload(r: ByteReader, *, n: int | None = None, copy: bool = True) -> np.ndarray:
-    """Read E4 0B / 0A at ``r.pos``: float64 or float32 array (copy=False: read-only view).
+def encode_float_array(out: bytearray, values: np.ndarray, *, compress: bool, force: str | None = None) -> None:
+    """Append a float payload: raw E4 0B/0A without ``compress``, else the §3.2 picker
+    (E7 Gorilla / Chimp128, F4 ALP or raw, never larger than raw).
 
-    Other tags raise UnknownCodecError naming the tag (Gorilla/ALP are the compression tier).
+    ``force`` in {None, "raw", "gorilla", "chimp", "alp"} bypasses the picker (tests).
+    """
+    floats.encode_floats(out, values, compress=compress, force=force)
+
+
+def decode_float_payload(r: ByteReader, *, n: int | None = None, copy: bool = True) -> np.ndarray:
+    """Read a float payload at ``r.pos``: float64 or float32 array.
+
+    E4 0B / 0A (copy=False: read-only view of the input), E7 Gorilla (0B/0A) / Chimp128
+    (0F), F4 ALP (0B/0A) / ALP-RD f64 (0F); compressed payloads always decode into a new
+    array. Other tags raise UnknownCodecError naming the tag.
     """
     at = r.pos
-    tag = r.u8("a QPack tag")
+    tag = r.peek("a QPack tag")
+    if tag in (QPackTag.GORILLA, QPackTag.ALP):
+        return floats.decode_compressed(r, n=n)
+    r.pos += 1
     if tag != QPackTag.RAW:
         raise UnknownCodecError(
             f"float payload tag 0x{tag:02x} ({payload_name(tag)}) is not supported", column=r.column, offset=at
@@ -162,10 +178,10 @@ def decode_float_payload(r: ByteReader, *, n: int | None = None, copy: bool = Tr
 
 # ------------------------------------------------------------------------ skipping
 def skip_payload(r: ByteReader) -> None:
-    """Advance past one QPack payload (E3, E4, E5, E6, EB, ED, EE, F0) without decoding it.
+    """Advance past one QPack payload (E3, E4, E5, E6, E7, EB, ED, EE, F0, F4) without decoding it.
 
     Headers, counts and run/exception lists are validated so the next reader starts
-    at a real boundary. E7/F1/F4 (compression tier) raise UnknownCodecError.
+    at a real boundary. F1 (zone chunks) raises UnknownCodecError.
     """
     at = r.pos
     tag = r.peek("a QPack tag")
@@ -183,7 +199,9 @@ def skip_payload(r: ByteReader) -> None:
         if c * width > r.remaining:
             raise TruncatedError(f"raw payload declares {c} values", column=r.column, offset=start)
         r.pos += c * width
-    elif tag in (QPackTag.GORILLA, QPackTag.ZONE, QPackTag.ALP):
+    elif tag in (QPackTag.GORILLA, QPackTag.ALP):
+        floats.skip_compressed(r)
+    elif tag == QPackTag.ZONE:
         raise UnknownCodecError(f"skipping tag 0x{tag:02x} ({payload_name(tag)}) is not supported yet", offset=at)
     else:
         read_int(r, None, False, False)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 
+from ..errors import CorruptDataError
 from .inputs import ARROW_DTYPE_KEY
 
 OutputKind = Literal["pandas", "arrow", "numpy", "records"]
@@ -17,7 +18,13 @@ def convert_output(table: pa.Table, output: OutputKind) -> Any:
     if output == "arrow":
         return table
     if output == "pandas":
-        return to_pandas(table)
+        if b"pandas" not in (table.schema.metadata or {}):
+            return to_pandas(table)
+        try:
+            return to_pandas(table)
+        except (ValueError, TypeError, KeyError, IndexError, pa.ArrowException) as exc:
+            # The metadata came from the buffer's schema note: a damaged note is corrupt input.
+            raise CorruptDataError(f"the pandas metadata in the schema note does not fit the data: {exc}") from None
     if output == "records":
         return table.drop_columns(_index_columns(table)).to_pylist()
     return {name: _to_numpy(table.column(name)) for name in table.column_names}

@@ -1,12 +1,14 @@
-"""The 5-byte qdf v1 header: ``51 44 46 01 <flags>``.
+"""The 5-byte qdf v1 header: ``51 44 46 01 <flags>``, and the whole-body entropy pass.
 
-Unknown version bytes and reserved flag bits are rejected; an entropy-coded body
-(FlagRANS) is recognised and reported as not supported yet rather than misread.
+Unknown version bytes and reserved flag bits are rejected. With FlagRANS everything
+after the header is one tANS/FSE blob (qdf-wire-v1.md §2.8): :func:`open_body`
+undoes it for readers and :func:`finish_body` applies it for writers when the
+option asks and the reference's rules allow (body >= 512 B, result strictly smaller).
 """
 
 from __future__ import annotations
 
-from ..errors import DecodeError, TruncatedError, UnknownCodecError, UnsupportedVersionError
+from ..errors import DecodeError, TruncatedError, UnsupportedVersionError
 from .tags import HEADER_SIZE, KNOWN_FLAGS, MAGIC, VERSION, Flag
 
 
@@ -29,8 +31,26 @@ def read_header(buf: bytes | bytearray | memoryview) -> int:
     flags = head[4]
     if flags & ~KNOWN_FLAGS:
         raise UnsupportedVersionError(f"reserved header flag bits set: {flags:#04x}", offset=4)
-    if flags & Flag.RANS:
-        raise UnknownCodecError(
-            "entropy-coded bodies (FlagRANS, compression tier) cannot be decoded by this version yet", offset=4
-        )
     return flags
+
+
+def open_body(buf: bytes | bytearray | memoryview) -> tuple[int, bytes | bytearray | memoryview]:
+    """Validate the header; return (flags without RANS, a buffer whose body is plain v1)."""
+    flags = read_header(buf)
+    if not flags & Flag.RANS:
+        return flags, buf
+    from ..codecs.entropy import entropy_decode
+
+    body = entropy_decode(memoryview(buf)[HEADER_SIZE:], offset=HEADER_SIZE)
+    return flags & ~Flag.RANS, bytes(buf[:HEADER_SIZE]) + body
+
+
+def finish_body(out: bytearray, *, entropy: bool) -> bytes:
+    """The finished buffer: with ``entropy``, entropy-code the body when that is smaller."""
+    if entropy:
+        from ..codecs.entropy import entropy_encode
+
+        blob = entropy_encode(memoryview(out)[HEADER_SIZE:])
+        if blob is not None:
+            return bytes(out[:4]) + bytes((out[4] | Flag.RANS,)) + blob
+    return bytes(out)

@@ -23,11 +23,12 @@ from ..codecs.qpack import (
     decode_int_payload,
     skip_payload,
 )
+from ..codecs.zone import dtype_of, read_zone_header, skip_to_end, zones_for_range
 from ..columns import alloc
 from ..columns.kinds import DEFAULT_TYPES, LOGICAL, kind_for
 from ..errors import CorruptDataError, DecodeError, QdfError
 from ..format.reader import ByteReader
-from ..format.tags import NULLABLE, STR_BLOCK_TAGS, ColKind
+from ..format.tags import NULLABLE, STR_BLOCK_TAGS, ColKind, QPackTag
 from .bits import unpack_mask
 from .numeric_arrow import scatter, to_arrow
 from .residual import is_residual_type, read_residual_rows
@@ -178,18 +179,25 @@ class Deferred:
     table), so a comparison runs once per distinct value instead of once per row.
     """
 
-    __slots__ = ("name", "_make", "_make_filter")
+    __slots__ = ("name", "_make", "_make_filter", "zones")
 
-    def __init__(self, name: str, make, make_filter=None) -> None:
+    def __init__(self, name: str, make, make_filter=None, zones=None) -> None:
         self.name = name
         self._make = make
         self._make_filter = make_filter
+        self.zones = zones  # a ZonedColumn when the body is an F1 zone chunk
 
     def __call__(self, rows: np.ndarray | None = None) -> pa.Array:
         try:
             return self._make(rows)
         except QdfError as exc:
             raise exc.with_location(column=self.name) from None
+
+    def for_filter_rows(self, rows: np.ndarray) -> pa.Array:
+        """The filter input restricted to ``rows`` (zone chunks decode only their zones)."""
+        if self.zones is not None:
+            return self(rows)
+        return self.for_filter().take(pa.array(rows))
 
     def for_filter(self) -> pa.Array:
         if self._make_filter is None:
@@ -271,6 +279,10 @@ class ColumnDecoder:
             r.pos = info.start + info.length
             return
         n = self._present_count(info)
+        if info.kind in _ZONE_KINDS and r.peek("a column payload") == QPackTag.ZONE:
+            r.pos += 1
+            skip_to_end(r, read_zone_header(r, load_map=False))
+            return
         if info.kind == ColKind.STRING:
             scan_string_column(r, n, self.ctx.dense, skip=True)
         elif info.kind == ColKind.TIME:
@@ -302,6 +314,14 @@ class ColumnDecoder:
         n_present = int(np.count_nonzero(valid)) if valid is not None else n
         self._charge(8 * n_present)
         kind = info.kind
+        if valid is None and kind in _ZONE_KINDS and self.r.peek("a column payload") == QPackTag.ZONE:
+            start = self.r.pos
+            self.r.pos += 1
+            h = read_zone_header(self.r)
+            skip_to_end(self.r, h)
+            end = self.r.pos
+            zc = ZonedColumn(self.r, h, info, start, end)
+            return Deferred(info.name, zc, zones=zc)
         if kind == ColKind.STRING:
             sl = scan_string_column(self.r, n_present, self.ctx.dense)
             make_filter = None
@@ -382,6 +402,52 @@ class ColumnDecoder:
         dense_arr = slices_to_arrow(sl, value_type, present_idx)
         arr = scatter(dense_arr, sel_valid)
         return arr.dictionary_encode().cast(typ) if dict_out else arr
+
+
+_ZONE_KINDS = (ColKind.INT, ColKind.UINT, ColKind.FLOAT64)
+
+
+class ZonedColumn:
+    """An F1 zone-chunked column: zones decode on demand and are cached.
+
+    ``candidate_zones(lo, hi)`` lets a filter skip zones whose zone map rules out
+    every row; materialising selected rows decodes only the zones they fall in.
+    """
+
+    def __init__(self, r: ByteReader, h, info: ColumnInfo, start: int, end: int) -> None:
+        self.r = ByteReader(r.buf, start, end)  # a private cursor: zones are read out of order later
+        self.r.column = info.name
+        self.h, self.info = h, info
+        self.decoded: dict[int, np.ndarray] = {}
+        self.zones_decoded = 0
+
+    def _zone(self, z: int) -> np.ndarray:
+        if z not in self.decoded:
+            from ..codecs.zone import _decode_zone
+
+            self.decoded[z] = _decode_zone(self.r, self.h, z)
+            self.zones_decoded += 1
+        return self.decoded[z]
+
+    def candidate_zones(self, lo: float, hi: float) -> np.ndarray:
+        return zones_for_range(self.h, lo, hi)
+
+    def row_mask(self, zones: np.ndarray) -> np.ndarray:
+        return np.repeat(zones, self.h.blk)[: self.h.n]
+
+    def values(self, rows: np.ndarray | None) -> np.ndarray:
+        h = self.h
+        if rows is None:
+            return np.concatenate([self._zone(z) for z in range(h.zones)]) if h.zones else np.zeros(0, dtype_of(h))
+        out = np.empty(len(rows), dtype=dtype_of(h))
+        zone_of = rows // h.blk
+        for z in np.unique(zone_of):
+            sel = zone_of == z
+            out[sel] = self._zone(int(z))[rows[sel] - int(z) * h.blk]
+        return out
+
+    def __call__(self, rows: np.ndarray | None) -> pa.Array:
+        return to_arrow(self.values(rows), None, None, self.info.arrow_type)
 
 
 class _ResidualColumn:

@@ -15,11 +15,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..codecs.qpack import encode_bool_array, encode_float_raw, encode_int_array
+from ..codecs.qpack import encode_bool_array, encode_float_array, encode_int_array
+from ..codecs.zone import MIN_ROWS as ZONE_MIN_ROWS
+from ..codecs.zone import write_zone_chunk
 from ..columns.kinds import kind_for
 from ..errors import EncodeError
 from ..format.tags import NULLABLE, ColKind, ContainerTag
 from ..format.varint import write_uvarint
+from ..options import Options
 from .bits import pack_mask
 from .residual import is_residual_type, write_residual_rows
 from .schema_note import build_note
@@ -111,7 +114,17 @@ def _numpy(arr: pa.Array, dtype: type) -> np.ndarray:
     return np.ascontiguousarray(arr.to_numpy(zero_copy_only=False), dtype=dtype)
 
 
+def _zoned(ctx, kind: int, nullable: bool, n: int) -> bool:
+    """Options.ZONE_MAP chunks non-null int / uint / float64 columns of >= 512 rows (as the reference)."""
+    return bool(ctx.opts & Options.ZONE_MAP) and not nullable and n >= ZONE_MIN_ROWS and kind in (
+        ColKind.INT, ColKind.UINT, ColKind.FLOAT64)
+
+
 def _write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx) -> None:
+    if _zoned(ctx, kind, nullable, len(arr)):
+        dtype = {ColKind.INT: np.int64, ColKind.UINT: np.uint64, ColKind.FLOAT64: np.float64}[kind]
+        write_zone_chunk(body, _numpy(arr, dtype), compress=bool(ctx.opts & Options.GORILLA_FLOAT))
+        return
     if nullable:
         valid = np.asarray(pc.is_valid(arr))
         body += pack_mask(valid)
@@ -122,7 +135,8 @@ def _write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx) 
     elif kind == ColKind.UINT:
         encode_int_array(body, _narrow(vals))
     elif kind == ColKind.FLOAT64:
-        encode_float_raw(body, _numpy(vals, np.float64))
+        # Options.GORILLA_FLOAT (compression mode) runs the float picker: ALP, Gorilla, Chimp128 or raw.
+        encode_float_array(body, _numpy(vals, np.float64), compress=bool(ctx.opts & Options.GORILLA_FLOAT))
     elif kind == ColKind.FLOAT32:
         f32 = _numpy(vals.cast(pa.float32()) if pa.types.is_float16(vals.type) else vals, np.float32)
         encode_int_array(body, f32.view(np.uint32))  # raw bits through the uint picker
@@ -131,7 +145,7 @@ def _write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx) 
     elif kind == ColKind.STRING:
         if pa.types.is_null(vals.type):
             vals = pa.array([], type=pa.large_string())
-        write_string_column(body, vals, ctx.dense)
+        write_string_column(body, vals, ctx.dense, fsst=bool(ctx.opts & Options.FSST))
     elif kind == ColKind.TIME:
         sec, nsec = split_timestamps(_numpy(vals, np.int64), vals.type.unit)
         encode_int_array(body, sec)

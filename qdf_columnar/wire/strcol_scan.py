@@ -14,7 +14,7 @@ from qdf_kernels import strings as sk
 from qdf_kernels._status import ERR_TRUNCATED
 
 from ..columns import alloc
-from ..errors import CorruptDataError, UnknownCodecError
+from ..errors import CorruptDataError
 from ..format.reader import ByteReader
 from ..format.tags import StrColTag
 from .bits import bits_for_distinct, unpack_bits
@@ -205,11 +205,16 @@ def scan_string_column(r: ByteReader, n: int, dense, *, skip: bool = False) -> S
         r.pos += 1
         return _read_alpha(r, n, skip=skip)
     if tag == StrColTag.FSST:
-        raise UnknownCodecError(
-            f"string block {StrColTag(tag).name} (tag {tag:#04x}) is a compression-tier codec not supported yet",
-            column=r.column,
-            offset=r.pos,
-        )
+        from ..codecs.fsst import read_fsst, skip_fsst
+
+        r.pos += 1
+        if skip:
+            skip_fsst(r, n)
+            return StringSlices(np.zeros(0, np.uint8), np.zeros(n, np.int64), np.zeros(n, np.int64))
+        offsets, data = read_fsst(r, n)
+        sl = StringSlices(data, None, None, offsets=offsets)
+        sl.n = n
+        return sl
     r.need(n, "per-value strings")  # each value takes at least one byte
     return [read_str_bytes(r, dense) for _ in range(n)]
 

@@ -50,7 +50,7 @@ def _common_prefix(a: bytes, b: bytes) -> int:
     return i
 
 
-def write_string_column(out: bytearray, arr: pa.Array, dense) -> str:
+def write_string_column(out: bytearray, arr: pa.Array, dense, *, fsst: bool = False) -> str:
     """Append the body of a string column (no nulls in ``arr``); return the form's name."""
     n = len(arr)
     if n == 0:
@@ -58,6 +58,11 @@ def write_string_column(out: bytearray, arr: pa.Array, dense) -> str:
     if _try_dict(out, arr, n):
         return "dict"
     offsets, data = _offsets_data(arr)
+    if fsst:  # Options.FSST (compression mode): tried before alpha packing, as the reference does
+        from ..codecs.fsst import try_write_fsst
+
+        if try_write_fsst(out, offsets, data, n):
+            return "fsst"
     if _try_alpha(out, arr, offsets, data, n):
         return "alpha"
     if _try_raw(out, arr, offsets, data, n):

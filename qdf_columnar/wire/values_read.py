@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptDataError, DecodeError, TruncatedError, UnknownCodecError
-from ..format.header import read_header
+from ..format.header import open_body
 from ..format.reader import ByteReader
 from ..format.tags import HEADER_SIZE, ContainerTag, QPackTag, Tag
 from .context import MAX_DEPTH, DecodeContext, ensure_recursion_room
@@ -235,7 +235,7 @@ def loads(buf: bytes | bytearray | memoryview) -> object:
 
     Trailing bytes after the root value raise :class:`CorruptDataError`.
     """
-    flags = read_header(buf)
+    flags, buf = open_body(buf)
     r = ByteReader(buf, HEADER_SIZE)
     ctx = DecodeContext(flags=flags)
     ensure_recursion_room(MAX_DEPTH)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import EncodeError, UnsupportedTypeError
-from ..format.header import pack_header
+from ..format.header import finish_body, pack_header
 from ..format.tags import DenseTag, Flag, Tag
 from ..format.varint import write_uvarint, zigzag
 from ..options import Mode, Options, columnar_enabled, header_flags, parse_mode
@@ -390,8 +390,8 @@ def dumps(obj: object, mode: Mode = "speed") -> bytes:
     """Encode ``obj`` as a complete one-shot qdf v1 buffer (5-byte header + one value).
 
     ``mode`` is a preset name (``"speed"``, ``"balanced"``, ``"compression"``) or
-    :class:`Options` bits. Options.RANS / GORILLA_FLOAT / FSST are accepted and
-    currently change nothing (the entropy pass and float codecs are not implemented).
+    :class:`Options` bits. With Options.RANS (part of "compression") the body gets the
+    whole-body entropy pass when that makes it smaller.
     """
     opts = parse_mode(mode)
     ctx = EncodeContext(opts)
@@ -406,4 +406,4 @@ def dumps(obj: object, mode: Mode = "speed") -> bytes:
         raise
     if ctx.col_index_used:
         out[4] |= Flag.COL_INDEX
-    return bytes(out)
+    return finish_body(out, entropy=bool(opts & Options.RANS))

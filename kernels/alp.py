@@ -1,0 +1,245 @@
+"""ALP decimal-float kernels behind v1 tag F4 PackALP (kind 0x0B float64, 0x0A float32).
+
+Verified against the Go alp.go (qdf-wire-v1.md §2.4): I = int64(RoundToEven(v * 10^d));
+a value packs iff reconstructing it is bit-exact, where reconstruction is I * (1/10^d)
+("multiply", Go alpInv10) or, with the exponent byte's 0x80 "exact" flag, I / 10^d
+(float64 only on encode). float32 computes I through float64 and checks the float32
+rounding of the float64 product. Non-packing values (NaN, +-Inf, -0.0, irrational) are
+exceptions: slot 0 in the LSB-first FOR body of I - forMin plus (uvarint(index), raw LE
+bits) in the exception list.
+
+Bit-exactness without reinterpreting scalars: the reconstruction r is never NaN or
++-Inf and is +0.0 only for I == 0, so bits(r) == bits(v) iff r == v and v is not -0.0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import kernel
+from ._status import ERR_CORRUPT, ERR_TRUNCATED
+
+_U0 = np.uint64(0)
+_U1 = np.uint64(1)
+_U7 = np.uint64(7)
+_U8 = np.uint64(8)
+_FF = np.uint64(0xFF)
+_I64_MIN = np.int64(-(1 << 63))
+_I64_MAX = np.int64((1 << 63) - 1)
+_TWO63 = 9.223372036854775808e18
+
+
+@kernel
+def _round_i64(x):
+    """Go int64(math.RoundToEven(x)) as compiled for amd64: out-of-range and NaN give MinInt64.
+
+    LLVM's fptosi is undefined out of range, so the guard is needed for safety anyway;
+    mimicking CVTTSD2SI keeps exception decisions identical to the Go encoder.
+    """
+    r = np.rint(x)  # round half to even
+    if r >= -_TWO63 and r < _TWO63:
+        return np.int64(r)
+    return _I64_MIN
+
+
+@kernel
+def _packs(v, b, sign, i_v, pe, ie, mode):
+    """Whether mantissa i_v reconstructs v bit-exactly. mode 0: f64 multiply, 1: f64 divide,
+    2: f32 multiply (float32 of the float64 product). b / sign: v's bits and sign-bit mask."""
+    if mode == 1:
+        r = np.float64(i_v) / pe
+    else:
+        r = np.float64(i_v) * ie
+    if mode == 2:
+        ok = np.float32(r) == v
+    else:
+        ok = r == v
+    return ok and b != sign
+
+
+@kernel
+def alp_score(vals, bits, sign, pe, ie, out):
+    """Score exponent 10^d over ``vals`` (float64 or float32) for both reconstructions.
+
+    out (int64[6]) = [mnMul, mxMul, excMul, mnDiv, mxDiv, excDiv]; float32 inputs only
+    score the multiply form (the Go f32 encoder never divides); mn > mx means none packs.
+    """
+    mn_m = _I64_MAX
+    mx_m = _I64_MIN
+    mn_d = _I64_MAX
+    mx_d = _I64_MIN
+    exc_m = 0
+    exc_d = 0
+    is32 = vals.itemsize == 4
+    for i in range(np.uint64(vals.shape[0])):
+        v = vals[i]
+        iv = _round_i64(np.float64(v) * pe)
+        if _packs(v, bits[i], sign, iv, pe, ie, 2 if is32 else 0):
+            mn_m = min(mn_m, iv)
+            mx_m = max(mx_m, iv)
+        else:
+            exc_m += 1
+        if not is32:
+            if _packs(v, bits[i], sign, iv, pe, ie, 1):
+                mn_d = min(mn_d, iv)
+                mx_d = max(mx_d, iv)
+            else:
+                exc_d += 1
+    out[0] = mn_m
+    out[1] = mx_m
+    out[2] = exc_m
+    out[3] = mn_d
+    out[4] = mx_d
+    out[5] = exc_d
+    return 0
+
+
+@kernel
+def alp_pack(vals, bits, sign, pe, ie, mode, for_min, width, body, exc_idx):
+    """Pack (I - forMin) at ``width`` bits LSB-first into ``body`` (exception slots 0).
+
+    Exception indices go to exc_idx (int64, length n); returns their count. width 0
+    writes no body (constant column), but exceptions are still collected.
+    """
+    n = np.uint64(vals.shape[0])
+    b = np.uint64(width)
+    mask = (_U1 << b) - _U1
+    acc = _U0
+    have = _U0
+    pos = _U0
+    nexc = 0
+    for i in range(n):
+        v = vals[i]
+        iv = _round_i64(np.float64(v) * pe)
+        d = _U0
+        if _packs(v, bits[i], sign, iv, pe, ie, mode):
+            d = np.uint64(iv - for_min) & mask  # wrapping, like Go's uint64(I - forMin)
+        else:
+            exc_idx[nexc] = i
+            nexc += 1
+        if b > _U0:
+            acc |= d << have
+            have += b
+            while have >= _U8:
+                body[pos] = np.uint8(acc & _FF)
+                acc >>= _U8
+                have -= _U8
+                pos += _U1
+    if have > _U0:
+        body[pos] = np.uint8(acc & _FF)
+    return nexc
+
+
+@kernel
+def alp_put_exceptions(exc_idx, nexc, bits, vbytes, out, pos):
+    """Write nexc x (uvarint(index), vbytes LE bytes of bits[index]) at out[pos:]; return end."""
+    for k in range(nexc):
+        i = np.uint64(exc_idx[k])
+        u = i
+        while u >= np.uint64(0x80):
+            out[pos] = np.uint8((u & np.uint64(0x7F)) | np.uint64(0x80))
+            u >>= _U7
+            pos += 1
+        out[pos] = np.uint8(u)
+        pos += 1
+        x = np.uint64(bits[i])
+        for _ in range(vbytes):
+            out[pos] = np.uint8(x & _FF)
+            x >>= _U8
+            pos += 1
+    return pos
+
+
+@kernel
+def alp_decode(src, width, for_min, pe, ie, exact, out):
+    """Unpack the FOR body and reconstruct into ``out`` (float64 or float32, length n).
+
+    Returns n, ERR_TRUNCATED (body shorter than ceil(n*width/8)) or ERR_CORRUPT when
+    I = unpacked + forMin overflows int64 (Go ErrInvalidLength).
+    """
+    n = np.uint64(out.shape[0])
+    b = np.uint64(width)
+    if b == _U0:
+        c = np.float64(for_min) / pe if exact else np.float64(for_min) * ie
+        for i in range(n):
+            out[i] = c
+        return np.int64(n)
+    if (n * b + _U7) // _U8 > np.uint64(src.shape[0]):
+        return ERR_TRUNCATED
+    mask = (_U1 << b) - _U1
+    lim = _I64_MAX - for_min if for_min > 0 else _I64_MAX
+    acc = _U0
+    have = _U0
+    pos = _U0
+    for i in range(n):
+        while have < b:
+            acc |= np.uint64(src[pos]) << have
+            pos += _U1
+            have += _U8
+        u = np.int64(acc & mask)  # < 2**56: never negative
+        acc >>= b
+        have -= b
+        if u > lim:
+            return ERR_CORRUPT
+        iv = u + for_min
+        if exact:
+            out[i] = np.float64(iv) / pe
+        else:
+            out[i] = np.float64(iv) * ie
+    return np.int64(n)
+
+
+@kernel
+def alp_patch(src, pos, nexc, vbytes, out_bits):
+    """Apply nexc exceptions (uvarint index, vbytes LE bits) read from src[pos:] to out_bits.
+
+    Returns the position after the list, ERR_TRUNCATED, or ERR_CORRUPT (index >= n or
+    a uvarint longer than 64 bits).
+    """
+    end = src.shape[0]
+    n = np.uint64(out_bits.shape[0])
+    for _ in range(nexc):
+        idx = _U0
+        shift = _U0
+        while True:
+            if pos >= end:
+                return ERR_TRUNCATED
+            c = np.uint64(src[pos])
+            pos += 1
+            if shift == np.uint64(63) and c > _U1:
+                return ERR_CORRUPT
+            idx |= (c & np.uint64(0x7F)) << shift
+            if c < np.uint64(0x80):
+                break
+            shift += _U7
+            if shift > np.uint64(63):
+                return ERR_CORRUPT
+        if idx >= n:
+            return ERR_CORRUPT
+        if pos + vbytes > end:
+            return ERR_TRUNCATED
+        x = _U0
+        for k in range(vbytes):
+            x |= np.uint64(src[pos + k]) << np.uint64(8 * k)
+        pos += vbytes
+        out_bits[idx] = x
+    return pos
+
+
+def _warmup() -> None:
+    """Compile every kernel for the float64 and float32 paths the glue uses."""
+    src_rw = np.zeros(64, dtype=np.uint8)
+    src_ro = np.frombuffer(bytes(64), dtype=np.uint8)
+    stats = np.empty(6, dtype=np.int64)
+    for dt, bdt, sign, mode, vb in ((np.float64, np.uint64, 1 << 63, 1, 8), (np.float32, np.uint32, 1 << 31, 2, 4)):
+        vals = np.array([1.5, -0.0, 2.25], dtype=dt)
+        bits = vals.view(bdt)
+        s = bdt(sign)
+        alp_score(vals, bits, s, 100.0, 0.01, stats)
+        idx = np.zeros(3, dtype=np.int64)
+        nexc = alp_pack(vals, bits, s, 100.0, 0.01, mode, np.int64(0), 8, src_rw, idx)
+        alp_put_exceptions(idx, nexc, bits, vb, src_rw, 8)
+        out = np.empty(3, dtype=dt)
+        for src in (src_rw, src_ro):
+            alp_decode(src, 8, np.int64(0), 100.0, 0.01, True, out)
+            alp_patch(src, 0, 0, vb, out.view(bdt))

@@ -1,0 +1,253 @@
+"""F6 ColStrFSST blocks: round trips, the reference's gate, and hostile input.
+
+Blocks are also decoded by ``_go_decode``, a line-by-line port of the reference's
+``UnmarshalSymbolTable`` + ``readStringColumnFSST`` + ``DecompressN``, so the layout we
+write is checked against the Go reader's reading of it, not only against our kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from qdf_columnar.codecs import fsst as fsst_codec
+from qdf_columnar.codecs.fsst import read_fsst, skip_fsst, try_write_fsst
+from qdf_columnar.errors import CorruptDataError, DecodeError, TruncatedError
+from qdf_columnar.format.reader import ByteReader
+from qdf_columnar.format.tags import StrColTag
+from qdf_columnar.format.varint import encode_uvarint
+
+
+def _cols(strs: list[str | bytes]) -> tuple[np.ndarray, np.ndarray]:
+    bs = [s.encode() if isinstance(s, str) else s for s in strs]
+    off = np.zeros(len(bs) + 1, np.int64)
+    np.cumsum([len(b) for b in bs], out=off[1:])
+    return off, np.frombuffer(b"".join(bs), np.uint8).copy()
+
+
+def _urls(rng: np.random.Generator, n: int) -> list[str]:
+    hosts = ["www.example.com", "api.github.com", "cdn.jsdelivr.net", "docs.python.org", "en.wikipedia.org"]
+    paths = ["users", "repos", "issues", "wiki", "static/js", "api/v1/items", "search"]
+    return [f"https://{hosts[rng.integers(5)]}/{paths[rng.integers(7)]}/{rng.integers(100000)}"
+            f"?id={rng.integers(10**6)}&ref={['home', 'mail', 'tw'][rng.integers(3)]}" for _ in range(n)]
+
+
+def _logs(rng: np.random.Generator, n: int) -> list[str]:
+    lv = ["INFO", "WARN", "ERROR", "DEBUG"]
+    msgs = ["connection established to 10.0.{a}.{b}:{p}", "request GET /api/v1/orders/{i} completed in {t}ms",
+            "user user{i} logged in from 10.0.{a}.{b}", "cache miss for key order:{i}",
+            "retrying job {i} after timeout ({t}ms)"]
+    return [f"2024-05-{rng.integers(1, 29):02d}T12:{rng.integers(60):02d}:{rng.integers(60):02d}Z "
+            f"{lv[rng.integers(4)]} "
+            + msgs[rng.integers(5)].format(a=rng.integers(256), b=rng.integers(256), p=rng.integers(1024, 65535),
+                                           i=rng.integers(10**7), t=rng.integers(1000)) for _ in range(n)]
+
+
+def _paths(rng: np.random.Generator, n: int) -> list[str]:
+    parts = ["usr", "lib", "python3.12", "site-packages", "numpy", "core", "tests", "home", "alice", "src"]
+    return ["/" + "/".join(parts[k] for k in rng.integers(10, size=rng.integers(2, 7)))
+            + f"/file_{rng.integers(999)}.py" for _ in range(n)]
+
+
+def _hex(rng: np.random.Generator, n: int) -> list[str]:
+    return [rng.bytes(16).hex() for _ in range(n)]
+
+
+def _utf8(rng: np.random.Generator, n: int) -> list[str]:
+    words = ["привет", "мир", "数据", "压缩", "Straße", "über", "naïve", "😀", "κόσμε", "日本語テキスト"]
+    return [" ".join(words[k] for k in rng.integers(10, size=rng.integers(0, 8))) for _ in range(n)]
+
+
+def _go_decode(block: bytes, n: int) -> list[bytes]:
+    """The reference reader (colstr_fsst.go readStringColumnFSST, fsst.go) in Python."""
+    r = ByteReader(block, 1)
+    cnt = r.uvarint()
+    assert cnt <= 255
+    syms = []
+    for _ in range(cnt):
+        ln = r.u8()
+        assert 1 <= ln <= 8
+        syms.append(r.take_bytes(ln))
+    assert r.uvarint() == n
+    total = r.uvarint()
+    assert total <= 8 * r.remaining
+    rows, size = [], 0
+    for _ in range(n):
+        codes = r.take_bytes(r.uvarint())
+        out, i = bytearray(), 0
+        while i < len(codes):
+            c = codes[i]
+            i += 1
+            if c == 255:
+                if i >= len(codes):
+                    break
+                out.append(codes[i])
+                i += 1
+            elif c < len(syms):
+                out += syms[c]
+        size += len(out)
+        assert size <= total
+        rows.append(bytes(out))
+    assert r.remaining == 0
+    return rows
+
+
+def _check(strs: list[str | bytes], *, written: bool | None = True) -> bytes:
+    """Write, gate-check, decode with both readers and skip; return the block ('' if declined)."""
+    off, data = _cols(strs)
+    n = len(strs)
+    out = bytearray(b"\x99")  # the writer appends after existing bytes
+    ok = try_write_fsst(out, off, data, n)
+    if written is not None:
+        assert ok == written
+    if not ok:
+        assert out == b"\x99"
+        return b""
+    block = bytes(out[1:])
+    assert block[0] == StrColTag.FSST
+    assert len(block) < int(off[-1]) + n  # the reference's never-larger gate
+    want = [s.encode() if isinstance(s, str) else s for s in strs]
+    assert _go_decode(block, n) == want
+    buf = b"\x01\x02" + block + b"\x77tail"
+    r = ByteReader(buf, 3)
+    got_off, got_data = read_fsst(r, n)
+    assert r.pos == 2 + len(block)
+    assert got_off.dtype == np.int64 and got_data.dtype == np.uint8
+    np.testing.assert_array_equal(got_off, off - off[0])
+    assert got_data.tobytes() == data.tobytes()
+    r = ByteReader(buf, 3)
+    skip_fsst(r, n)
+    assert r.pos == 2 + len(block)
+    return block
+
+
+@pytest.mark.parametrize("gen", [_urls, _logs, _paths, _hex, _utf8])
+@pytest.mark.parametrize("n", [16, 300])
+def test_roundtrip_corpora(gen, n: int) -> None:
+    _check(gen(np.random.default_rng(n), n), written=None if gen is _hex else True)
+
+
+def test_roundtrip_100k_and_ratio() -> None:
+    rng = np.random.default_rng(3)
+    for gen, limit in ((_urls, 0.35), (_logs, 0.4)):
+        strs = gen(rng, 100_000)
+        block = _check(strs)
+        assert len(block) < limit * sum(len(s) for s in strs)
+
+
+def test_with_empty_strings_and_binary() -> None:
+    rng = np.random.default_rng(5)
+    strs: list[str | bytes] = [s if rng.random() < 0.6 else "" for s in _urls(rng, 500)]
+    _check(strs)
+    blobs: list[str | bytes] = [bytes([0, 255, 255, 1, 128]) * int(k) for k in rng.integers(0, 9, size=200)]
+    _check(blobs)
+
+
+def test_gate_declines() -> None:
+    rng = np.random.default_rng(9)
+    _check([], written=False)
+    _check(["https://www.example.com/a"], written=False)  # 1 row
+    _check([""] * 100, written=False)  # all empty
+    _check(["https://www.example.com/users/1?ref=home"] * 15, written=False)  # n < 16
+    _check(["https://www.example.com/users/1?ref=home"] * 16, written=True)  # gate boundary
+    _check([rng.bytes(40) for _ in range(2000)], written=False)  # incompressible
+    _check(["a"] * 16, written=False)  # one code byte + its length byte cannot beat 1 + 1
+    _check(["ab"] * 16, written=True)
+
+
+def test_sliced_offsets_and_determinism() -> None:
+    strs = _logs(np.random.default_rng(2), 400)
+    off, data = _cols(strs)
+    a, b = bytearray(), bytearray()
+    assert try_write_fsst(a, off[100:], data, 300)  # offsets not starting at 0
+    assert try_write_fsst(b, off[100:], data, 300)
+    assert a == b
+    got_off, got_data = read_fsst(ByteReader(bytes(a), 1), 300)
+    assert got_data.tobytes() == data[off[100]:].tobytes()
+    np.testing.assert_array_equal(got_off, off[100:] - off[100])
+
+
+@given(st.lists(st.sampled_from(["", "a", "ab", "abc", "http://", "héllo", "\x00\xff", "xyzxyzxyz", "/api/v1"]),
+                min_size=16, max_size=120).flatmap(
+    lambda toks: st.lists(st.lists(st.sampled_from(toks), max_size=12).map("".join), min_size=16, max_size=200)))
+def test_property_roundtrip(strs: list[str]) -> None:
+    _check(strs, written=None)
+
+
+def _small_block() -> tuple[bytes, int]:
+    strs = _urls(np.random.default_rng(11), 40)
+    return _check(strs), 40
+
+
+def test_every_prefix_raises() -> None:
+    block, n = _small_block()
+    for k in range(1, len(block)):
+        for fn in (read_fsst, skip_fsst):
+            with pytest.raises((TruncatedError, CorruptDataError)):
+                fn(ByteReader(block[:k], 1), n)
+
+
+def test_random_mutations_never_crash() -> None:
+    block, n = _small_block()
+    rng = np.random.default_rng(12)
+    for _ in range(3000):
+        b = bytearray(block)
+        for p in rng.integers(1, len(b), size=rng.integers(1, 4)):
+            b[p] = rng.integers(256)
+        for fn in (read_fsst, skip_fsst):
+            try:
+                fn(ByteReader(bytes(b), 1), n)
+            except DecodeError:
+                pass
+
+
+def _block(table: bytes, n: int, total: int, rows: bytes) -> bytes:
+    return bytes([StrColTag.FSST]) + table + encode_uvarint(n) + encode_uvarint(total) + rows
+
+
+def test_huge_total_fails_before_allocating(monkeypatch) -> None:
+    calls: list[int] = []
+    real = fsst_codec.alloc.empty
+
+    def spy(count: int, dtype):
+        calls.append(count)
+        return real(count, dtype)
+
+    monkeypatch.setattr(fsst_codec.alloc, "empty", spy)
+    for total in (2**60, 2**64 - 1, 8 * (48 - 16) + 1):  # 48 row bytes, 16 of them length bytes
+        with pytest.raises(TruncatedError):
+            read_fsst(ByteReader(_block(b"\x00", 16, total, b"\x02\xff\x41" * 16), 1), 16)
+    assert calls == []
+    with pytest.raises(TruncatedError):
+        skip_fsst(ByteReader(_block(b"\x00", 16, 2**60, b"\x00" * 16), 1), 16)
+
+
+@pytest.mark.parametrize(
+    ("block", "err"),
+    [
+        (_block(encode_uvarint(256) + b"\x01a" * 256, 1, 1, b"\x01\x00"), CorruptDataError),  # > 255 symbols
+        (_block(b"\x01\x00", 1, 0, b"\x00"), CorruptDataError),  # symbol length 0
+        (_block(b"\x01\x09abcdefghi", 1, 9, b"\x01\x00"), CorruptDataError),  # symbol length 9
+        (_block(b"\x01\x02ab", 2, 2, b"\x01\x00\x00"), CorruptDataError),  # n differs from the container
+        (_block(b"\x01\x02ab", 1, 2, b"\x01\x01"), CorruptDataError),  # code 1 with one symbol
+        (_block(b"\x01\x02ab", 1, 3, b"\x02\x00\xff"), CorruptDataError),  # dangling escape
+        (_block(b"\x01\x02ab", 1, 3, b"\x01\x00"), CorruptDataError),  # decodes to less than total
+        (_block(b"\x01\x02ab", 1, 1, b"\x01\x00"), CorruptDataError),  # decodes to more than total
+        (_block(b"\x01\x02ab", 1, 2, b"\x05\x00"), TruncatedError),  # code length past the end
+        (_block(b"\x02\x02ab", 1, 2, b"\x01\x00"), TruncatedError),  # table cut short
+        (_block(b"\x00", 1, 2, b"\x01\x00"), CorruptDataError),  # empty table: only escapes valid
+    ],
+)
+def test_hostile_blocks(block: bytes, err: type[DecodeError]) -> None:
+    with pytest.raises(err):
+        read_fsst(ByteReader(block, 1), 1)
+
+
+def test_hand_built_reference_block() -> None:
+    # Table ["ab", "c"], rows "abc", "", "zab" (z escaped), as Go's MarshalTo + Compress lay it out.
+    block = _block(b"\x02\x02ab\x01c", 3, 6, b"\x02\x00\x01" + b"\x00" + b"\x03\xff\x7a\x00")
+    off, data = read_fsst(ByteReader(block, 1), 3)
+    assert off.tolist() == [0, 3, 3, 6] and data.tobytes() == b"abczab"
+    assert _go_decode(block, 3) == [b"abc", b"", b"zab"]
