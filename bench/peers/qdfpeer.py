@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from bench.fixtures.base import Fixture
 
-from .base import Blob, Peer, assert_same, canon, fixture_cache
+from .base import Blob, Peer, assert_lossless, fixture_cache
 from .columnar import check_table
 
 __all__ = ["QdfPeer"]
@@ -102,7 +102,7 @@ class QdfPeer(Peer):
         if self.variant(fx) == "encode":
             check_table(self.name, fx, decoded)
         else:
-            assert_same(self.name, fx.key, canon(fx.records), canon(decoded))
+            assert_lossless(self.name, fx.key, fx.records, decoded)
 
     def select(self, blob: bytes, columns: list[str] | tuple[str, ...]) -> Any | None:
         import qdf_columnar as qdf

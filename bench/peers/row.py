@@ -15,7 +15,7 @@ from typing import Any
 
 from bench.fixtures.base import Fixture
 
-from .base import Peer, RootFeatures, assert_same, canon, fixture_cache, root_features
+from .base import Peer, RootFeatures, assert_lossless, fixture_cache, root_features
 
 __all__ = ["JsonPeer", "OrjsonPeer", "MsgpackPeer", "PicklePeer"]
 
@@ -50,7 +50,7 @@ class _RootPeer(Peer):
     family = "row"
 
     def check(self, fx: Fixture, decoded: Any) -> None:
-        assert_same(self.name, fx.key, canon(fx.root), canon(decoded))
+        assert_lossless(self.name, fx.key, fx.root, decoded)
 
 
 class JsonPeer(_RootPeer):
