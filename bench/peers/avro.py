@@ -120,7 +120,7 @@ class AvroPeer(Peer):
         # batches: the record count plus an exact, evenly spaced sample (see bench/README.md).
         if len(decoded) != len(fx.records):
             raise AssertionError(f"{self.name}: {len(decoded)} records, expected {len(fx.records)}")
-        idx = sample_indices(len(decoded))
+        idx = sample_indices(len(decoded), fx)
         assert_same(
             self.name,
             fx.key,

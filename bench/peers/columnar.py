@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from bench.fixtures.base import Fixture
 
-from .base import FAST_CHECK_ROWS, Peer, assert_same, canon_table
+from .base import Peer, assert_same, canon_table, is_large
 
 __all__ = ["ParquetPeer", "IpcPeer", "VortexPeer", "LancePeer", "check_table", "dnf_mask"]
 
@@ -50,7 +50,7 @@ def check_table(peer: str, fx: Fixture, decoded: Any, expected: pa.Table | None 
         raise AssertionError(f"{peer}: columns {decoded.column_names} != {want.column_names}")
     if decoded.num_rows != want.num_rows:
         raise AssertionError(f"{peer}: {decoded.num_rows} rows, expected {want.num_rows}")
-    if decoded.num_rows > FAST_CHECK_ROWS and _tables_bit_equal(want, decoded):
+    if is_large(fx) and _tables_bit_equal(want, decoded):
         return
     assert_same(peer, fx.key, canon_table(want), canon_table(decoded))
 

@@ -427,7 +427,7 @@ class ProtobufPeer(Peer):
             raise AssertionError(f"{self.name}: {len(msgs)} records, expected {len(fx.records)}")
         # Proto materialises every field, a Go-shaped record may omit null ones. Large
         # batches: the record count plus an exact, evenly spaced sample (see bench/README.md).
-        idx = sample_indices(len(msgs))
+        idx = sample_indices(len(msgs), fx)
         got = [_unfill(msgs[i], s.plan) for i in idx]
         assert_same(
             self.name,

@@ -102,7 +102,7 @@ class QdfPeer(Peer):
         if self.variant(fx) == "encode":
             check_table(self.name, fx, decoded)
         else:
-            assert_lossless(self.name, fx.key, fx.records, decoded)
+            assert_lossless(self.name, fx.key, fx, fx.records, decoded)
 
     def select(self, blob: bytes, columns: list[str] | tuple[str, ...]) -> Any | None:
         import qdf_columnar as qdf

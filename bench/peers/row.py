@@ -50,7 +50,7 @@ class _RootPeer(Peer):
     family = "row"
 
     def check(self, fx: Fixture, decoded: Any) -> None:
-        assert_lossless(self.name, fx.key, fx.root, decoded)
+        assert_lossless(self.name, fx.key, fx, fx.root, decoded)
 
 
 class JsonPeer(_RootPeer):
