@@ -89,9 +89,15 @@ def _time(fn) -> float:
     return dt_s
 
 
+#: Proxy pools stay alive for the whole run: buffers they allocated (the returned result,
+#: and anything derived from it) release through them, and a freed pool would crash that.
+_POOLS: list[Any] = []
+
+
 def _peak_memory(fn) -> tuple[int, Any]:
     """(peak bytes, result) of one call: tracemalloc peak + a fresh Arrow proxy pool's peak."""
     pool = pa.proxy_memory_pool(pa.default_memory_pool())
+    _POOLS.append(pool)
     old = pa.default_memory_pool()
     gc.collect()
     tracemalloc.start()
