@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from .columns.inputs import to_arrow_table
 from .columns.outputs import OutputKind, convert_output
-from .errors import CorruptDataError, DecodeError, QueryError
+from .errors import CorruptDataError, DecodeError, QueryError, UnsupportedTypeError
 from .format.header import finish_body, open_body, pack_header
 from .format.reader import ByteReader
 from .format.tags import HEADER_SIZE, ContainerTag, Flag
@@ -87,9 +87,10 @@ def encode(table: Any, mode: Mode = "balanced", column_index: bool | None = None
 
 def _rows_for_speed(tbl: pa.Table) -> list[dict[str, Any]]:
     """Rows as plain Python values, Arrow maps as dicts (``to_pylist`` gives lists of pairs)."""
-    from .wire.residual import to_python
-
-    cols = [[to_python(v, f.type) for v in tbl.column(f.name).to_pylist()] for f in tbl.schema]
+    try:
+        cols = [tbl.column(f.name).to_pylist(maps_as_pydicts="strict") for f in tbl.schema]
+    except KeyError as exc:  # a map with a repeated key cannot be a qdf map
+        raise UnsupportedTypeError(f"a map value repeats a key, which a qdf map cannot hold: {exc}") from None
     return [dict(zip(tbl.column_names, row)) for row in zip(*cols)] if cols else [{} for _ in range(tbl.num_rows)]
 
 

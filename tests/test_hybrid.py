@@ -90,3 +90,10 @@ def test_speed_mode_keeps_maps_as_maps() -> None:
     t = _nested(10).select(["id", "attrs"])
     rows = qdf.loads(qdf.encode(t, mode="speed"))
     assert rows[1]["attrs"] == {"k": "1", "env": "prod"} and rows[0]["attrs"] == {}
+
+
+def test_duplicate_map_keys_are_refused_not_dropped() -> None:
+    t = pa.table({"m": pa.array([[("a", "1"), ("a", "2")]], type=pa.map_(pa.string(), pa.string()))})
+    for mode in ("balanced", "speed"):
+        with pytest.raises(qdf.UnsupportedTypeError, match="repeats a key"):
+            qdf.encode(t, mode=mode)

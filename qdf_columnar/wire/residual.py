@@ -50,7 +50,12 @@ def write_residual_rows(out: bytearray, columns: list[pa.Array], ctx: Any) -> No
     """N rows x residual fields, each a row-major v1 value."""
     from .values import write_value
 
-    values = [[to_python(v, col.type) for v in col.to_pylist()] for col in columns]
+    # pyarrow turns maps into dicts in C ("strict" refuses duplicate keys rather than
+    # silently keeping one): much faster than walking every value by type in Python.
+    try:
+        values = [col.to_pylist(maps_as_pydicts="strict") for col in columns]
+    except KeyError as exc:  # a map with a repeated key: qdf maps (like Go maps) cannot hold it
+        raise UnsupportedTypeError(f"a map value repeats a key, which a qdf map cannot hold: {exc}") from None
     for row in zip(*values):
         for v in row:
             write_value(out, v, ctx)
