@@ -194,6 +194,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             t0 = time.perf_counter()
             fx = fx_mod.get(key, scale)
             fixtures_used.append(fx)
+            # Long-lived fixture data must not be traversed by every gc.collect() before a
+            # timed call: with millions of objects alive that cost seconds per call.
+            gc.collect()
+            gc.freeze()
             _log(f"fixture {fx.name}: {fx.table.num_rows:,} rows, generated in {time.perf_counter() - t0:.1f} s")
             for peer in peers:
                 t_peer = time.perf_counter()
@@ -207,6 +211,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 for op, fn in _ops(fx, peer, cell).items():
                     tasks.append((cell, op, fn))
                     cell.samples.setdefault(op, [])
+                gc.freeze()  # the cell's blob and native form live for the whole run too
     rng = random.Random(20261130)
     for r in range(args.rounds):
         order = list(tasks)

@@ -6,8 +6,8 @@ Two paths, chosen per fixture and reported by :meth:`QdfPeer.variant`:
   table (flat columns, and nested ones via the hybrid container); decode is ``qdf.decode(output="arrow")`` and select /
   where push down through ``decode(columns=)`` / ``decode(filter=)``.
 * ``"dumps"``: otherwise (a column type ``qdf.encode`` refuses with
-  ``qdf.UnsupportedTypeError``; or speed mode on a table with map columns, which
-  speed-mode ``encode`` turns into lists of pairs) ``qdf.dumps(fx.records, mode)``;
+  ``qdf.UnsupportedTypeError``; or speed mode on a table with map columns, whose
+  row-major maps decode to records, compared as records) ``qdf.dumps(fx.records, mode)``;
   decode is ``qdf.loads`` to a records list; select / where have no native form
   (None -> n/a).
 
