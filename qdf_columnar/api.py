@@ -15,13 +15,13 @@ import numpy as np
 import pyarrow as pa
 
 from .columns.inputs import to_arrow_table
-from .columns.outputs import OutputKind, convert_output
+from .columns.outputs import OutputKind, convert_output, pandas_index_columns
 from .errors import CorruptDataError, DecodeError, QueryError, UnsupportedTypeError
 from .format.header import finish_body, open_body, pack_header
 from .format.reader import ByteReader
 from .format.tags import HEADER_SIZE, ContainerTag, Flag
 from .options import Mode, Options, columnar_enabled, header_flags, parse_mode
-from .query import as_expr, evaluate, validate
+from .query import arrow_kind, as_expr, evaluate, validate
 from .query.prune import candidate_rows
 from .wire.colstruct_read import ColumnDecoder
 from .wire.colstruct_read import read_header as read_colstruct_header
@@ -181,7 +181,7 @@ def _decode_columnar(
     _unknown(proj, names)
     if expr is not None:
         validate(expr, header.logical_schema())
-    index_cols = _pandas_index_columns(header.pandas_metadata, names) if columns is not None else []
+    index_cols = pandas_index_columns(header.pandas_metadata, names) if columns is not None else []
     proj_all = proj + [c for c in index_cols if c not in proj]
     filter_cols = sorted(expr.columns()) if expr is not None else []
     dec = ColumnDecoder(r, header, ctx, copy=copy)
@@ -215,18 +215,6 @@ def _empty_table(n: int, metadata: dict[bytes, bytes] | None) -> pa.Table:
     return pa.Table.from_batches([batch.replace_schema_metadata(metadata)])
 
 
-def _pandas_index_columns(meta: bytes | None, names: list[str]) -> list[str]:
-    if not meta:
-        return []
-    import json
-
-    try:
-        idx = json.loads(meta).get("index_columns", [])
-    except ValueError:
-        return []
-    return [c for c in idx if isinstance(c, str) and c in names]
-
-
 def _decode_rows(r: ByteReader, ctx: DecodeContext, columns, expr) -> pa.Table:
     from .wire.values import read_value
 
@@ -247,27 +235,10 @@ def _decode_rows(r: ByteReader, ctx: DecodeContext, columns, expr) -> pa.Table:
     if columns is not None:
         _unknown(columns, names)
     if expr is not None:
-        schema = {f.name: _logical(f.type) for f in table.schema}
+        schema = {f.name: arrow_kind(f.type) or "nested" for f in table.schema}
         validate(expr, schema)
         mask = evaluate(expr, {c: table.column(c) for c in expr.columns()}, table.num_rows)
         table = table.filter(pa.array(mask))
     if columns is not None:
         table = table.select(columns)
     return table
-
-
-def _logical(t: pa.DataType) -> str:
-    if pa.types.is_signed_integer(t):
-        return "int"
-    if pa.types.is_unsigned_integer(t):
-        return "uint"
-    if pa.types.is_floating(t):
-        return "float64"
-    if pa.types.is_boolean(t):
-        return "bool"
-    if pa.types.is_timestamp(t):
-        return "timestamp"
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        return "binary"
-    return "string"
-

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import re
 import zoneinfo
-from dataclasses import dataclass
 
 import pyarrow as pa
 
@@ -42,47 +41,31 @@ LOGICAL: dict[int, str] = {
 }
 
 
-@dataclass(frozen=True)
-class KindPlan:
-    kind: int  # ColKind
-    storage: pa.DataType  # what the column is converted to before encoding
+def kind_for(name: str, typ: pa.DataType) -> int:
+    """The v1 column kind (ColKind) for an Arrow type, or raise UnsupportedTypeError.
 
-
-def kind_for(name: str, typ: pa.DataType) -> KindPlan:
-    """Choose the v1 column kind for an Arrow type, or raise UnsupportedTypeError."""
+    The encoder stores values by their storage: ints of any width as INT/UINT, float16
+    as FLOAT32 (exact), binary as STRING, dates / times / durations as INT, dictionaries
+    by their value type, an all-null column as a STRING column with no present values.
+    """
     t = pa.types
-    if t.is_signed_integer(typ):
-        return KindPlan(ColKind.INT, pa.int64())
-    if t.is_unsigned_integer(typ):
-        return KindPlan(ColKind.UINT, pa.uint64())
-    if t.is_float64(typ):
-        return KindPlan(ColKind.FLOAT64, pa.float64())
-    if t.is_float32(typ):
-        return KindPlan(ColKind.FLOAT32, pa.float32())
-    if t.is_float16(typ):
-        return KindPlan(ColKind.FLOAT32, pa.float32())  # exact: every f16 is an f32
-    if t.is_boolean(typ):
-        return KindPlan(ColKind.BOOL, pa.bool_())
-    if t.is_string(typ) or t.is_large_string(typ) or t.is_string_view(typ):
-        return KindPlan(ColKind.STRING, pa.large_string())
-    if t.is_binary(typ) or t.is_large_binary(typ) or t.is_binary_view(typ):
-        return KindPlan(ColKind.STRING, pa.large_binary())
     if t.is_dictionary(typ):
-        vt = typ.value_type
-        if t.is_string(vt) or t.is_large_string(vt):
-            return KindPlan(ColKind.STRING, pa.large_string())
-        if t.is_binary(vt) or t.is_large_binary(vt):
-            return KindPlan(ColKind.STRING, pa.large_binary())
-        inner = kind_for(name, vt)
-        return KindPlan(inner.kind, inner.storage)
+        return kind_for(name, typ.value_type)
+    if t.is_signed_integer(typ) or t.is_duration(typ) or t.is_date(typ) or t.is_time(typ):
+        return ColKind.INT
+    if t.is_unsigned_integer(typ):
+        return ColKind.UINT
+    if t.is_float64(typ):
+        return ColKind.FLOAT64
+    if t.is_float32(typ) or t.is_float16(typ):
+        return ColKind.FLOAT32
+    if t.is_boolean(typ):
+        return ColKind.BOOL
+    if (t.is_string(typ) or t.is_large_string(typ) or t.is_string_view(typ) or t.is_binary(typ)
+            or t.is_large_binary(typ) or t.is_binary_view(typ) or t.is_null(typ)):
+        return ColKind.STRING
     if t.is_timestamp(typ):
-        return KindPlan(ColKind.TIME, typ)
-    if t.is_null(typ):  # all-null (or empty untyped) column: a string column with no present values
-        return KindPlan(ColKind.STRING, pa.large_string())
-    if t.is_duration(typ) or t.is_date32(typ) or t.is_time32(typ):
-        return KindPlan(ColKind.INT, pa.int64())
-    if t.is_date64(typ) or t.is_time64(typ):
-        return KindPlan(ColKind.INT, pa.int64())
+        return ColKind.TIME
     raise UnsupportedTypeError(
         f"Arrow type {typ} cannot be stored in a qdf v1 columnar batch yet "
         "(decimal, interval, union and extension types are not supported yet)",

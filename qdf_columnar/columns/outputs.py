@@ -26,7 +26,8 @@ def convert_output(table: pa.Table, output: OutputKind) -> Any:
             # The metadata came from the buffer's schema note: a damaged note is corrupt input.
             raise CorruptDataError(f"the pandas metadata in the schema note does not fit the data: {exc}") from None
     if output == "records":
-        return table.drop_columns(_index_columns(table)).to_pylist()
+        meta = (table.schema.metadata or {}).get(b"pandas")
+        return table.drop_columns(pandas_index_columns(meta, table.column_names)).to_pylist()
     return {name: _to_numpy(table.column(name)) for name in table.column_names}
 
 
@@ -59,12 +60,15 @@ def to_pandas(table: pa.Table) -> Any:
     return df
 
 
-def _index_columns(table: pa.Table) -> list[str]:
-    meta = (table.schema.metadata or {}).get(b"pandas")
+def pandas_index_columns(meta: bytes | None, names: list[str]) -> list[str]:
+    """The stored (not RangeIndex) index columns named by pandas metadata, among ``names``."""
     if not meta:
         return []
-    idx = json.loads(meta).get("index_columns", [])
-    return [c for c in idx if isinstance(c, str) and c in table.column_names]
+    try:
+        idx = json.loads(meta).get("index_columns", [])
+    except (ValueError, AttributeError):
+        return []
+    return [c for c in idx if isinstance(c, str) and c in names]
 
 
 def _to_numpy(col: pa.ChunkedArray) -> np.ndarray:

@@ -129,11 +129,9 @@ def read_header(r: ByteReader, ctx, *, hybrid: bool = False) -> ColStructHeader:
     n_bodies = sum(1 for c in infos if c.kind != ColKind.RESIDUAL)
     if has_index:
         r.need(4 * n_bodies, "the column index")
-        pos = r.pos
         lens = np.frombuffer(r.take(4 * n_bodies, "the column index"), dtype="<u4").astype(np.int64)
         if int(lens.sum()) > r.remaining:
             raise r.truncated("the column bodies the index declares", int(lens.sum()))
-        del pos
     body_start = r.pos
     if has_index:
         off = body_start
@@ -158,7 +156,7 @@ def read_header(r: ByteReader, ctx, *, hybrid: bool = False) -> ColStructHeader:
             typ = DEFAULT_TYPES[info.kind]
         else:
             try:
-                noted_kind = kind_for(info.name, typ).kind
+                noted_kind = kind_for(info.name, typ)
             except QdfError:
                 noted_kind = -1
             if noted_kind != info.kind:

@@ -50,7 +50,7 @@ def write_table_columnar(out: bytearray, table: pa.Table, ctx) -> None:
     names = table.column_names
     arrays = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in table.columns]
     kinds = [
-        ColKind.RESIDUAL if is_residual_type(a.type) else kind_for(nm, a.type).kind for nm, a in zip(names, arrays)
+        ColKind.RESIDUAL if is_residual_type(a.type) else kind_for(nm, a.type) for nm, a in zip(names, arrays)
     ]
     hybrid = ColKind.RESIDUAL in kinds
     note = build_note(table, kinds)

@@ -3,9 +3,9 @@
 Columns v1 cannot store columnar (lists, structs, maps) are written after the
 columnar bodies as N rows x (residual fields in declaration order) of ordinary
 row-major values through the Dense writer, as the reference does for nested struct
-fields (qdf-wire-v1.md §2.5). Arrow values are walked with their type so maps become
-qdf maps (not lists of pairs); the Arrow type itself travels in the schema note, so
-decoding gives back the same nested Arrow types.
+fields (qdf-wire-v1.md §2.5). Arrow maps become qdf maps (not lists of pairs); the
+Arrow type itself travels in the schema note, so decoding gives back the same nested
+Arrow types.
 """
 
 from __future__ import annotations
@@ -24,26 +24,6 @@ def is_residual_type(typ: pa.DataType) -> bool:
         t.is_list(typ) or t.is_large_list(typ) or t.is_fixed_size_list(typ) or t.is_struct(typ) or t.is_map(typ)
         or getattr(t, "is_list_view", lambda _: False)(typ)
     )
-
-
-def to_python(value: Any, typ: pa.DataType) -> Any:
-    """An Arrow ``to_pylist`` value with maps turned into dicts, recursively by type."""
-    if value is None:
-        return None
-    t = pa.types
-    if t.is_map(typ):
-        out = {}
-        for k, v in value:
-            if not isinstance(k, str):
-                raise UnsupportedTypeError(f"map keys must be strings in qdf, got {type(k).__name__}")
-            out[k] = to_python(v, typ.item_type)
-        return out
-    if t.is_struct(typ):
-        fields = [typ.field(i) for i in range(typ.num_fields)]
-        return {f.name: to_python(value[f.name], f.type) for f in fields}
-    if t.is_list(typ) or t.is_large_list(typ) or t.is_fixed_size_list(typ):
-        return [to_python(v, typ.value_type) for v in value]
-    return value
 
 
 def write_residual_rows(out: bytearray, columns: list[pa.Array], ctx: Any) -> None:
