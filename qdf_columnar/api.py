@@ -11,28 +11,31 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from .columns.inputs import to_arrow_table
 from .columns.outputs import OutputKind, convert_output, pandas_index_columns
-from .errors import CorruptDataError, DecodeError, QueryError, UnsupportedTypeError
+from .errors import CorruptDataError, DecodeError, InvalidOptionError, QueryError, UnsupportedTypeError
 from .format.header import finish_body, open_body, pack_header
 from .format.reader import ByteReader
 from .format.tags import HEADER_SIZE, ContainerTag, Flag
 from .options import Mode, Options, columnar_enabled, header_flags, parse_mode
 from .query import arrow_kind, as_expr, evaluate, validate
-from .query.prune import candidate_rows
+from .query.prune import select_rows
 from .wire.colstruct_read import ColumnDecoder
 from .wire.colstruct_read import read_header as read_colstruct_header
 from .wire.colstruct_write import write_table_columnar
 from .wire.context import DecodeContext, EncodeContext
 from .wire.parallel import materialize
+from .wire.shred_plan import is_nested, shreddable
+from .wire.shred_read import decode_shredded, shredded_levels
 
 __all__ = ["encode", "decode"]
 
 
-def encode(table: Any, mode: Mode = "balanced", column_index: bool | None = None) -> bytes:
+def encode(
+    table: Any, mode: Mode = "balanced", column_index: bool | None = None, *, nested: str = "columns"
+) -> bytes:
     """Encode one record batch as a qdf v1 buffer.
 
     Parameters
@@ -41,14 +44,21 @@ def encode(table: Any, mode: Mode = "balanced", column_index: bool | None = None
         The batch. Column names must be unique strings.
     mode : {"speed", "balanced", "compression"} or qdf.Options, default "balanced"
         ``"balanced"`` writes a columnar container with QPack integer codecs and
-        dictionary / raw string blocks. ``"compression"`` currently writes exactly what
-        ``"balanced"`` writes: the compression tier (float codecs, FSST, entropy pass)
-        is not implemented yet. ``"speed"`` writes row-major msgpack-shaped maps.
-        An :class:`Options` bit set selects the reference's individual options.
+        dictionary / alphabet / raw string blocks. ``"compression"`` adds the float
+        codecs (ALP, Gorilla, Chimp128), FSST strings and the tANS entropy pass.
+        ``"speed"`` writes row-major msgpack-shaped maps. An :class:`Options` bit set
+        selects the reference's individual options.
     column_index : bool, optional
         Write the per-column u32 length index that lets ``decode(columns=...)`` seek
         past unneeded columns. Defaults to True for preset names and to the
         ``COLUMN_INDEX`` bit for an Options value.
+    nested : {"columns", "rows"}, default "columns"
+        How list / struct / map columns are stored in the columnar modes.
+        ``"columns"`` shreds them into flat columns (one columnar container per
+        nesting level, as Arrow and Parquet lay them out: smaller, and decoded
+        without a Python loop; a Go reader sees the levels as lists of rows).
+        ``"rows"`` writes the reference's ``F7`` hybrid container, nested values
+        row-major per row, for consumers that need the Go library's own shape.
 
     Returns
     -------
@@ -69,6 +79,8 @@ def encode(table: Any, mode: Mode = "balanced", column_index: bool | None = None
     >>> qdf.decode(buf, output="records")
     [{'id': 1, 'ok': True}, {'id': 2, 'ok': False}, {'id': 3, 'ok': True}]
     """
+    if nested not in ("columns", "rows"):
+        raise InvalidOptionError(f"nested must be 'columns' or 'rows', not {nested!r}")
     if column_index is None and isinstance(mode, str):
         column_index = True
     opts = parse_mode(mode, column_index=column_index)
@@ -79,10 +91,20 @@ def encode(table: Any, mode: Mode = "balanced", column_index: bool | None = None
         return dumps(_rows_for_speed(tbl), mode=opts)
     out = pack_header(header_flags(opts))
     ctx = EncodeContext(opts)
-    write_table_columnar(out, tbl, ctx)
+    if nested == "columns" and _shred_applies(tbl):
+        from .wire.shred_write import write_shredded
+
+        write_shredded(out, tbl, ctx)
+    else:
+        write_table_columnar(out, tbl, ctx)
     if ctx.col_index_used:
         out[4] |= Flag.COL_INDEX
     return finish_body(out, entropy=bool(opts & Options.RANS))
+
+
+def _shred_applies(tbl: pa.Table) -> bool:
+    nested = [f.type for f in tbl.schema if is_nested(f.type)]
+    return bool(nested) and all(shreddable(t) for t in nested)
 
 
 def _rows_for_speed(tbl: pa.Table) -> list[dict[str, Any]]:
@@ -153,8 +175,26 @@ def decode(
         table = _decode_columnar(r, ctx, columns, expr, copy=not no_copy, threads=threads,
                                  hybrid=root == ContainerTag.HYBRID_COL_STRUCT)
     else:
-        table = _decode_rows(r, ctx, columns, expr)
+        table = _decode_shredded(r, ctx, columns, expr, copy=not no_copy, threads=threads)
+        if table is None:  # an ordinary row-major root: start over with fresh Dense state
+            r.pos, ctx = HEADER_SIZE, DecodeContext(flags=flags)
+            table = _decode_rows(r, ctx, columns, expr)
     return convert_output(table, output)
+
+
+def _decode_shredded(r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads) -> pa.Table | None:
+    """A batch with nested columns shredded into levels (docs/FORMAT.md Part 3), or None."""
+    n_levels = shredded_levels(r)
+    if not n_levels:
+        return None
+    try:
+        h0 = read_colstruct_header(r, ctx)
+    except DecodeError:
+        return None  # not ours: let the row-major reader say what is wrong
+    if h0.shred is None:
+        return None
+    return decode_shredded(r, ctx, h0, n_levels, columns, expr, copy=copy, threads=threads,
+                           index_columns=pandas_index_columns)
 
 
 def _check_columns_arg(columns: Any) -> list[str]:
@@ -190,15 +230,7 @@ def _decode_columnar(
         raise CorruptDataError(f"{r.end - r.pos} trailing bytes after the columnar container", offset=r.pos)
     if header.has_index and columns is None and header.end != r.end:
         raise CorruptDataError(f"{r.end - header.end} trailing bytes after the columnar container", offset=header.end)
-    rows = None
-    if expr is not None:
-        cand = candidate_rows(expr, deferred, header.n_rows)
-        if cand is None:
-            filt = {c: deferred[c].for_filter() for c in filter_cols}
-            rows = np.flatnonzero(evaluate(expr, filt, header.n_rows))
-        else:  # zone maps ruled out every other row: evaluate (and decode) only these
-            filt = {c: deferred[c].for_filter_rows(cand) for c in filter_cols}
-            rows = cand[evaluate(expr, filt, len(cand))]
+    rows = None if expr is None else select_rows(expr, deferred, header.n_rows)
     n_out = header.n_rows if rows is None else len(rows)
     arrays = dict(zip(proj_all, materialize([deferred[c] for c in proj_all], rows, n_out, threads)))
     metadata = header.metadata or None

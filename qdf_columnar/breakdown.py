@@ -18,6 +18,7 @@ from .format.tags import HEADER_SIZE, ColKind, ContainerTag, StrColTag
 from .wire.colstruct_read import ColumnDecoder
 from .wire.colstruct_read import read_header as read_colstruct_header
 from .wire.context import DecodeContext
+from .wire.shred_read import shredded_levels
 
 _STR_NAMES = {
     StrColTag.DICT: "ColStrDict",
@@ -60,50 +61,83 @@ def explain(buf: bytes | bytearray | memoryview) -> Any:
     import pandas as pd
 
     total = len(buf)
-    flags, buf = open_body(buf)
-    r = ByteReader(buf, HEADER_SIZE)
+    flags, plain = open_body(buf)
+    r = ByteReader(plain, HEADER_SIZE)
     ctx = DecodeContext(flags=flags)
-    root = r.peek("the root value")
     rows: list[dict[str, Any]] = []
-    if root not in (ContainerTag.COL_STRUCT, ContainerTag.HYBRID_COL_STRUCT):
-        rows.append({"column": "(row-major value)", "kind": "row-major", "nullable": False,
-                     "codec": f"tag {root:#04x}", "bytes": total - HEADER_SIZE})
+    root = r.peek("the root value")
+    n_levels = shredded_levels(r)
+    # The first container's header row also counts the 5-byte qdf header (start 0).
+    if n_levels and _explain_container(r, ctx, plain, rows, start=0, level=0, n_levels=n_levels):
+        for k in range(1, n_levels):
+            at = r.pos
+            r.u8(f"shredded level {k}")
+            _explain_container(r, ctx, plain, rows, start=at, level=k, n_levels=n_levels)
+    elif root in (ContainerTag.COL_STRUCT, ContainerTag.HYBRID_COL_STRUCT):
+        r = ByteReader(plain, HEADER_SIZE + 1)
+        ctx = DecodeContext(flags=flags)
+        _explain_container(r, ctx, plain, rows, start=0, hybrid=root == ContainerTag.HYBRID_COL_STRUCT)
     else:
-        r.pos += 1
-        hybrid = root == ContainerTag.HYBRID_COL_STRUCT
-        header = read_colstruct_header(r, ctx, hybrid=hybrid)
-        rows.append({"column": "(header + shape)", "kind": "", "nullable": False,
-                     "codec": "F7 hybrid" if hybrid else "EF columnar", "bytes": header.body_start})
-        dec = ColumnDecoder(r, header, ctx)
-        for info in header.all_columns:
-            if info.kind == ColKind.RESIDUAL:
-                continue
-            start = r.pos if info.start < 0 else info.start
-            r.pos = start
-            body_at = start + (((header.n_rows + 7) >> 3) if info.nullable else 0)
-            codec = _codec(buf, body_at, info.kind)
-            if info.kind == ColKind.TIME and body_at < total:
-                dec._skip(info)
-                second = _codec(buf, _second_payload(buf, body_at, info, header, ctx), ColKind.INT)
-                codec = f"{codec} + {second}"
-            else:
-                dec._skip(info)
-            hidden = info not in header.columns
-            rows.append({
-                "column": "(schema note)" if hidden else info.name,
-                "kind": ColKind(info.kind).name.lower(),
-                "nullable": info.nullable,
-                "codec": codec,
-                "bytes": r.pos - start,
-            })
-        if header.hybrid:
-            start = r.pos
-            names = [c.name for c in header.columns if c.kind == ColKind.RESIDUAL]
-            rows.append({"column": "(residual rows: " + ", ".join(names) + ")", "kind": "nested",
-                         "nullable": False, "codec": "row-major values", "bytes": total - start})
+        rows.append({"column": "(row-major value)", "kind": "row-major", "nullable": False,
+                     "codec": f"tag {root:#04x}", "bytes": len(plain) - HEADER_SIZE})
+    if len(plain) != total:  # the tANS pass: the rows above are sizes before it
+        rows.append({"column": "(tANS entropy pass)", "kind": "", "nullable": False, "codec": "tANS",
+                     "bytes": total - len(plain)})
     df = pd.DataFrame(rows, columns=["column", "kind", "nullable", "codec", "bytes"])
     df["share"] = (df["bytes"] / total).round(4)
     return df
+
+
+def _explain_container(
+    r: ByteReader, ctx: Any, buf: Any, rows: list[dict[str, Any]], *, start: int, level: int = -1,
+    n_levels: int = 0, hybrid: bool = False,
+) -> bool:
+    """Append one row per column of the container whose tag is just before ``r.pos``.
+
+    ``start`` is where its header row's bytes begin.
+
+    ``level`` >= 0 marks a level of a shredded batch; returns False (appending nothing)
+    when level 0 turns out not to be one.
+    """
+    header = read_colstruct_header(r, ctx, hybrid=hybrid)
+    if level == 0 and header.shred is None:
+        return False
+    if level >= 0:
+        label = f"(level {level} of {n_levels}: header + shape)"
+        codec = "EF columnar level"
+    else:
+        label, codec = "(header + shape)", "F7 hybrid" if hybrid else "EF columnar"
+    rows.append({"column": label, "kind": "", "nullable": False, "codec": codec,
+                 "bytes": header.body_start - start})
+    dec = ColumnDecoder(r, header, ctx)
+    for info in header.all_columns:
+        if info.kind == ColKind.RESIDUAL:
+            continue
+        at = r.pos if info.start < 0 else info.start
+        r.pos = at
+        body_at = at + (((header.n_rows + 7) >> 3) if info.nullable else 0)
+        codec = _codec(buf, body_at, info.kind)
+        if info.kind == ColKind.TIME and body_at < len(buf):
+            dec._skip(info)
+            second = _codec(buf, _second_payload(buf, body_at, info, header, ctx), ColKind.INT)
+            codec = f"{codec} + {second}"
+        else:
+            dec._skip(info)
+        hidden = info not in header.columns
+        rows.append({
+            "column": "(schema note)" if hidden else info.name,
+            "kind": ColKind(info.kind).name.lower(),
+            "nullable": info.nullable,
+            "codec": codec,
+            "bytes": r.pos - at,
+        })
+    if header.hybrid:
+        at = r.pos
+        names = [c.name for c in header.columns if c.kind == ColKind.RESIDUAL]
+        rows.append({"column": "(residual rows: " + ", ".join(names) + ")", "kind": "nested",
+                     "nullable": False, "codec": "row-major values", "bytes": r.end - at})
+        r.pos = r.end
+    return True
 
 
 def _second_payload(buf: Any, body_at: int, info: Any, header: Any, ctx: Any) -> int:

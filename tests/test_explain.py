@@ -33,11 +33,17 @@ def test_breakdown_adds_up_and_names_codecs() -> None:
         assert abs(ex["share"].sum() - 1) < 1e-3
 
 
-def test_breakdown_of_hybrid_and_row_major() -> None:
+def test_breakdown_of_hybrid_shredded_and_row_major() -> None:
     t = pa.table({"a": [1, 2, 3], "l": pa.array([[1], [], [2, 3]])})
-    ex = qdf.explain(qdf.encode(t))
-    assert int(ex["bytes"].sum()) == len(qdf.encode(t))
+    ex = qdf.explain(qdf.encode(t, nested="rows"))
+    assert int(ex["bytes"].sum()) == len(qdf.encode(t, nested="rows"))
     assert ex["column"].iloc[-1].startswith("(residual rows: l")
+    buf = qdf.encode(t)  # shredded: one row per level header and per flat column
+    ex = qdf.explain(buf)
+    assert int(ex["bytes"].sum()) == len(buf)
+    assert ex["column"].tolist() == [
+        "(level 0 of 2: header + shape)", "a", "l", "(schema note)", "(level 1 of 2: header + shape)", "l[]"]
+    assert ex.set_index("column").loc["l", "kind"] == "int"  # the list lengths
     ex2 = qdf.explain(qdf.dumps({"a": 1}))
     assert ex2["column"].tolist() == ["(row-major value)"]
 

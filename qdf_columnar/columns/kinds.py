@@ -128,7 +128,7 @@ def type_from_str(s: str) -> pa.DataType:
     if s.startswith("ipc:"):
         try:
             schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(s[4:], validate=True)))
-        except (ValueError, OSError, pa.ArrowInvalid) as exc:  # pyarrow reports a bad flatbuffer as OSError
+        except (ValueError, OSError, pa.ArrowException) as exc:  # pyarrow reports a bad flatbuffer as OSError
             raise ValueError(f"unreadable nested type: {exc}") from None
         if len(schema) != 1:
             raise ValueError("nested type spelling must hold one field")

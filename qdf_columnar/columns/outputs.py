@@ -42,15 +42,17 @@ def to_pandas(table: pa.Table) -> Any:
     string neutralised, then replaced by the Arrow data itself.
     """
     meta_all = table.schema.metadata or {}
-    arrow_cols = json.loads(meta_all[ARROW_DTYPE_KEY]) if ARROW_DTYPE_KEY in meta_all else []
-    arrow_cols = [c for c in arrow_cols if c in table.column_names]
+    listed = json.loads(meta_all[ARROW_DTYPE_KEY]) if ARROW_DTYPE_KEY in meta_all else []
+    arrow_cols = [c for c in listed if c in table.column_names]
     if not arrow_cols or b"pandas" not in meta_all:
         return table.to_pandas()
     import pandas as pd
 
     meta = json.loads(meta_all[b"pandas"])
+    # Neutralise every listed column's dtype string, also those a projection left out:
+    # pandas parses the metadata of absent columns too.
     for col in meta.get("columns", []):
-        if col.get("field_name") in arrow_cols:
+        if col.get("field_name") in listed:
             col["numpy_type"] = "object"
             col["pandas_type"] = "object"
     fixed = table.replace_schema_metadata({**meta_all, b"pandas": json.dumps(meta).encode()})

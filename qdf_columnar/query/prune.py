@@ -69,3 +69,20 @@ def candidate_rows(expr: Expr, columns: Mapping[str, Any], n_rows: int) -> np.nd
     if mask is None or len(mask) != n_rows:
         return None
     return np.flatnonzero(mask)
+
+
+def select_rows(expr: Expr, scanned: Mapping[str, Any], n_rows: int) -> np.ndarray:
+    """Row numbers where ``expr`` is TRUE, evaluated on scanned (deferred) columns.
+
+    Zone maps first narrow the rows to evaluate; only those rows of the filter columns
+    are then decoded.
+    """
+    from .evaluate import evaluate
+
+    filter_cols = sorted(expr.columns())
+    cand = candidate_rows(expr, scanned, n_rows)
+    if cand is None:
+        filt = {c: scanned[c].for_filter() for c in filter_cols}
+        return np.flatnonzero(evaluate(expr, filt, n_rows))
+    filt = {c: scanned[c].for_filter_rows(cand) for c in filter_cols}
+    return cand[evaluate(expr, filt, len(cand))]

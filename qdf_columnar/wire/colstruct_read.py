@@ -62,6 +62,8 @@ class ColStructHeader:
     end: int = -1  # end of the container, when a column index exists
     metadata: dict[bytes, bytes] = field(default_factory=dict)  # schema metadata to restore
     hybrid: bool = False
+    #: level 0 of a shredded batch: its top-level columns, nested ones with their type
+    shred: list[tuple[str, pa.DataType | None]] | None = None
 
     @property
     def pandas_metadata(self) -> bytes | None:
@@ -140,7 +142,7 @@ def read_header(r: ByteReader, ctx, *, hybrid: bool = False) -> ColStructHeader:
             off += int(ln)
     header = ColStructHeader(n, infos, infos, has_index, body_start, end=(off if has_index else -1), hybrid=hybrid)
     if infos and is_note(infos[-1].name, infos[-1].kind):
-        types, meta = parse_note(infos[-1].name)
+        types, meta, header.shred = parse_note(infos[-1].name)
         header.columns = infos[:-1]
         header.metadata = meta
     else:

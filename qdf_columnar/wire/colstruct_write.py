@@ -35,11 +35,12 @@ _NS_PER = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 _PER_SEC = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 
-def write_table_columnar(out: bytearray, table: pa.Table, ctx) -> None:
+def write_table_columnar(out: bytearray, table: pa.Table, ctx, *, note_extra: dict | None = None) -> None:
     """Append ``table`` as one EF container (or F7 when it has nested columns).
 
     Sets ``ctx.col_index_used`` when a column index was written (EF only: v1 has no
-    column index for hybrid containers).
+    column index for hybrid containers). ``note_extra`` adds entries to the schema
+    note (which is then always written): the shredded layout's level-0 description.
     """
     n = table.num_rows
     if n > MAX_COLUMNAR_ROWS:
@@ -53,7 +54,7 @@ def write_table_columnar(out: bytearray, table: pa.Table, ctx) -> None:
         ColKind.RESIDUAL if is_residual_type(a.type) else kind_for(nm, a.type) for nm, a in zip(names, arrays)
     ]
     hybrid = ColKind.RESIDUAL in kinds
-    note = build_note(table, kinds)
+    note = build_note(table, kinds, extra=note_extra)
     nullable = [k != ColKind.RESIDUAL and arr.null_count > 0 for k, arr in zip(kinds, arrays)]
 
     with_index = bool(ctx.opts & 0x80) and not hybrid  # Options.COLUMN_INDEX

@@ -24,8 +24,11 @@ from ..format.tags import ColKind
 PREFIX = "__qdf_schema__"
 
 
-def build_note(table: pa.Table, kinds: list[int]) -> str | None:
-    """Return the note column's name, or None when every column decodes exactly by default."""
+def build_note(table: pa.Table, kinds: list[int], extra: dict[str, Any] | None = None) -> str | None:
+    """Return the note column's name, or None when every column decodes exactly by default.
+
+    ``extra`` entries (the shredded layout's ``"shred"``) are added and force a note.
+    """
     types: dict[str, str] = {}
     for field, kind in zip(table.schema, kinds):
         if kind == ColKind.RESIDUAL or field.type != DEFAULT_TYPES[kind]:
@@ -33,9 +36,9 @@ def build_note(table: pa.Table, kinds: list[int]) -> str | None:
     meta = table.schema.metadata or {}
     pandas_meta = meta.get(b"pandas")
     arrow_dtype = meta.get(ARROW_DTYPE_KEY)
-    if not types and pandas_meta is None:
+    if not types and pandas_meta is None and not extra:
         return None
-    note: dict[str, Any] = {"v": 1, "types": types}
+    note: dict[str, Any] = {"v": 1, "types": types, **(extra or {})}
     if pandas_meta is not None:
         note["pandas"] = json.loads(pandas_meta)
     if arrow_dtype is not None:
@@ -47,8 +50,15 @@ def is_note(name: str, kind: int) -> bool:
     return kind == ColKind.INT and name.startswith(PREFIX)
 
 
-def parse_note(name: str) -> tuple[dict[str, pa.DataType], dict[bytes, bytes]]:
-    """(column types, schema metadata to restore) from a note column's name."""
+Layout = list[tuple[str, pa.DataType | None]]
+
+
+def parse_note(name: str) -> tuple[dict[str, pa.DataType], dict[bytes, bytes], Layout | None]:
+    """(column types, schema metadata to restore, shredded layout) from a note column's name.
+
+    The shredded layout, when present, lists the batch's top-level columns in order
+    with the Arrow type of each nested one (None for a flat column).
+    """
     try:
         note = json.loads(name[len(PREFIX) :])
         if not isinstance(note, dict) or note.get("v") != 1:
@@ -61,6 +71,23 @@ def parse_note(name: str) -> tuple[dict[str, pa.DataType], dict[bytes, bytes]]:
             if not all(isinstance(c, str) for c in note["arrow_dtype"]):
                 raise ValueError("arrow_dtype must list column names")
             meta[ARROW_DTYPE_KEY] = json.dumps(note["arrow_dtype"]).encode()
-        return types, meta
-    except (ValueError, TypeError, AttributeError) as exc:
+        return types, meta, _shred_layout(note.get("shred"))
+    except (ValueError, TypeError, AttributeError, KeyError) as exc:
         raise CorruptDataError(f"unreadable schema note column: {exc}") from None
+
+
+def _shred_layout(desc: Any) -> Layout | None:
+    if desc is None:
+        return None
+    cols = desc["columns"]
+    if not isinstance(desc.get("levels"), int) or not isinstance(cols, list):
+        raise ValueError("malformed shred layout")
+    out: list[tuple[str, pa.DataType | None]] = []
+    for item in cols:
+        name, spelling = item
+        if not isinstance(name, str) or not (spelling is None or isinstance(spelling, str)):
+            raise ValueError("malformed shred layout entry")
+        out.append((name, None if spelling is None else type_from_str(spelling)))
+    if len({n for n, _ in out}) != len(out):
+        raise ValueError("shred layout names a column twice")
+    return out

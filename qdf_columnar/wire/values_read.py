@@ -233,9 +233,18 @@ def read_string(r: ByteReader, dense: DenseReader) -> str:
 def loads(buf: bytes | bytearray | memoryview) -> object:
     """Decode a complete one-shot qdf v1 buffer holding one row-major root value.
 
-    Trailing bytes after the root value raise :class:`CorruptDataError`.
+    Trailing bytes after the root value raise :class:`CorruptDataError`. A batch that
+    ``encode`` shredded (nested columns, docs/FORMAT.md Part 3) comes back as its list
+    of row dicts, as it went in, rather than as its level tables.
     """
+    from .shred_read import is_shredded
+
+    original = buf
     flags, buf = open_body(buf)
+    if is_shredded(buf, flags):  # an encode()d batch with nested columns: its rows, reassembled
+        from ..api import decode
+
+        return decode(original, output="records")
     r = ByteReader(buf, HEADER_SIZE)
     ctx = DecodeContext(flags=flags)
     ensure_recursion_room(MAX_DEPTH)

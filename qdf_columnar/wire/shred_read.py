@@ -1,0 +1,229 @@
+"""Read a shredded batch (``[EF level 0, EF level 1, ...]``) back into nested Arrow columns.
+
+Level 0's schema note names the plan (:mod:`.shred_plan`); every level's column names
+must match it, so a buffer from another writer that merely looks alike is not
+misread. Select decodes only the slots of the columns asked for (other bodies are
+seeked past with the column index, or walked without materialising); Where runs on
+level 0's flat columns exactly as on a plain ``EF`` batch, and nested columns are then
+taken at the surviving rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import CorruptDataError, QdfError, QueryError
+from ..format.reader import ByteReader
+from ..format.tags import HEADER_SIZE, ContainerTag, Tag
+from ..query import validate
+from ..query.prune import select_rows
+from .colstruct_read import ColStructHeader, ColumnDecoder, read_header
+from .parallel import materialize
+from .shred_plan import Node, Plan, Slot, map_storage_type
+
+_INT32_MAX = (1 << 31) - 1
+
+
+def shredded_levels(r: ByteReader) -> int:
+    """The level count if the root is an array whose first element is an EF container, else 0."""
+    tag = r.peek("the root value")
+    if Tag.FIXARR <= tag <= Tag.FIXARR | 0x1F:
+        n, width = tag & 0x1F, 1
+    elif tag in (Tag.ARR16, Tag.ARR32):
+        width = 3 if tag == Tag.ARR16 else 5
+        if r.remaining < width:
+            return 0
+        n = int.from_bytes(r.buf[r.pos + 1 : r.pos + width], "little")
+    else:
+        return 0
+    if n < 1 or r.remaining <= width or r.buf[r.pos + width] != ContainerTag.COL_STRUCT:
+        return 0
+    r.pos += width + 1
+    return n
+
+
+def is_shredded(plain: bytes | memoryview, flags: int) -> bool:
+    """Whether a plain v1 buffer (entropy pass undone) holds a shredded batch."""
+    from .context import DecodeContext
+
+    r = ByteReader(plain, HEADER_SIZE)
+    if not shredded_levels(r):
+        return False
+    try:
+        return read_header(r, DecodeContext(flags=flags)).shred is not None
+    except QdfError:
+        return False
+
+
+def build_plan(h0: ColStructHeader, n_levels: int) -> tuple[Plan, dict[str, Node]]:
+    """The encoder's plan, rebuilt from level 0's note, checked against the level-0 header."""
+    layout = h0.shred or []
+    plan = Plan([n for n, t in layout if t is None])
+    nodes: dict[str, Node] = {}
+    try:
+        for name, typ in layout:
+            nodes[name] = plan.flat(name) if typ is None else plan.add(name, typ)
+    except ValueError as exc:
+        raise CorruptDataError(f"shredded batch: {exc}") from None
+    if len(plan.levels) != n_levels:
+        raise CorruptDataError(f"shredded batch has {n_levels} levels, its schema note describes {len(plan.levels)}")
+    _check_names(h0, plan.levels[0], 0)
+    return plan, nodes
+
+
+def _check_names(h: ColStructHeader, slots: list[Slot], level: int) -> None:
+    names = h.names
+    if names != [s.name for s in slots]:
+        raise CorruptDataError(
+            f"shredded level {level} has columns {names}, the schema note expects {[s.name for s in slots]}"
+        )
+
+
+def node_slots(node: Node) -> list[Slot]:
+    out = [node.slot] if node.slot is not None else []
+    for c in node.children:
+        out += node_slots(c)
+    return out
+
+
+def decode_shredded(
+    r: ByteReader, ctx, h0: ColStructHeader, n_levels: int, columns: list[str] | None, expr,
+    *, copy: bool, threads, index_columns: Callable[[bytes | None, list[str]], list[str]],
+) -> pa.Table:
+    """Decode a shredded batch whose level-0 header ``h0`` was just read."""
+    plan, nodes = build_plan(h0, n_levels)
+    top = list(nodes)
+    proj = top if columns is None else columns
+    missing = [c for c in proj if c not in nodes]
+    if missing:
+        raise QueryError(f"unknown column {missing[0]!r}; the batch has columns {top}", column=missing[0])
+    flat_kinds = h0.logical_schema()
+    if expr is not None:
+        validate(expr, {n: ("nested" if nodes[n].children else flat_kinds[n]) for n in top})
+    idx = index_columns(h0.pandas_metadata, top) if columns is not None else []
+    proj_all = proj + [c for c in idx if c not in proj]
+    wanted: list[set[str]] = [set() for _ in plan.levels]
+    for c in proj_all:
+        if nodes[c].children:
+            for s in node_slots(nodes[c]):
+                wanted[s.level].add(s.name)
+    names0 = sorted(wanted[0])  # level-0 slots of the nested columns asked for
+    flat_out = [c for c in proj_all if not nodes[c].children]
+    wanted[0] |= set(flat_out)
+    if expr is not None:
+        wanted[0] |= set(expr.columns())
+
+    scanned0 = _scan(r, h0, ctx, wanted[0], copy)
+    rows = None if expr is None else select_rows(expr, scanned0, h0.n_rows)
+    n_out = h0.n_rows if rows is None else len(rows)
+    flat_arrays = dict(zip(flat_out, materialize([scanned0[c] for c in flat_out], rows, n_out, threads)))
+    levels = [dict(zip(names0, materialize([scanned0[n] for n in names0], None, h0.n_rows, threads)))]
+    level_rows = [h0.n_rows]
+    for k in range(1, len(plan.levels)):
+        at = r.pos
+        if r.u8(f"shredded level {k}") != ContainerTag.COL_STRUCT:
+            raise CorruptDataError(f"shredded level {k} is not a columnar container", offset=at)
+        hk = read_header(r, ctx)
+        if hk.shred is not None:
+            raise CorruptDataError(f"shredded level {k} carries a layout of its own", offset=at)
+        _check_names(hk, plan.levels[k], k)
+        scanned = _scan(r, hk, ctx, wanted[k], copy)
+        names = sorted(wanted[k])
+        levels.append(dict(zip(names, materialize([scanned[n] for n in names], None, hk.n_rows, threads))))
+        level_rows.append(hk.n_rows)
+    if r.pos != r.end:
+        raise CorruptDataError(f"{r.end - r.pos} trailing bytes after the shredded batch", offset=r.pos)
+
+    out: dict[str, pa.Array] = {}
+    for c in proj_all:
+        if c in flat_arrays:
+            out[c] = flat_arrays[c]
+            continue
+        try:
+            arr = assemble(nodes[c], levels, level_rows)
+        except QdfError as exc:
+            raise exc.with_location(column=c) from None
+        out[c] = arr if rows is None else arr.take(pa.array(rows))
+    if not out:
+        return _column_less(n_out, h0.metadata or None)
+    return pa.table(out, metadata=h0.metadata or None)
+
+
+def _column_less(n: int, metadata: dict[bytes, bytes] | None) -> pa.Table:
+    batch = pa.RecordBatch.from_struct_array(pa.StructArray.from_buffers(pa.struct([]), n, [None]))
+    return pa.Table.from_batches([batch.replace_schema_metadata(metadata)])
+
+
+def _scan(r: ByteReader, h: ColStructHeader, ctx, wanted: set[str], copy: bool) -> dict:
+    """Scan one level's bodies, leaving ``r`` at the level's end (walk_all keeps Dense state in step)."""
+    scanned = ColumnDecoder(r, h, ctx, copy=copy).run(wanted, walk_all=True)
+    if h.has_index and r.pos != h.end:
+        raise CorruptDataError("columnar level ends before its column index says", offset=r.pos)
+    return scanned
+
+
+def assemble(node: Node, levels: list[dict[str, pa.Array]], level_rows: list[int]) -> pa.Array:
+    """Rebuild one nested array from its level columns (vectorised: offsets from lengths)."""
+    t = node.type
+    slot = node.slot
+    if node.slot is not None and slot.role == "leaf":
+        return levels[slot.level][slot.name]
+    if pa.types.is_struct(t):
+        children = [assemble(c, levels, level_rows) for c in node.children]
+        mask = None
+        if slot is not None:
+            valid = levels[slot.level][slot.name]
+            if valid.null_count:
+                mask = valid.is_null()
+        try:
+            return pa.StructArray.from_arrays(children, fields=[t.field(i) for i in range(t.num_fields)], mask=mask)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
+            raise CorruptDataError(f"shredded struct does not fit its type: {exc}") from None
+    lengths = levels[slot.level][slot.name]
+    child = assemble(node.children[0], levels, level_rows)
+    counts = np.asarray(lengths.fill_null(0) if lengths.null_count else lengths, dtype=np.int64)
+    if counts.size and counts.min() < 0:
+        raise CorruptDataError(f"shredded list {slot.name!r} has a negative length")
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    if int(offsets[-1]) != len(child) or len(child) != level_rows[node.child_level]:
+        raise CorruptDataError(
+            f"shredded list {slot.name!r} has {int(offsets[-1])} elements, its level holds {len(child)}")
+    mask = lengths.is_null() if lengths.null_count else None
+    try:
+        if pa.types.is_large_list(t):
+            return pa.LargeListArray.from_arrays(pa.array(offsets), child, type=t, mask=mask)
+        if offsets[-1] > _INT32_MAX:
+            raise CorruptDataError(f"shredded list {slot.name!r} holds more elements than a 32-bit list can")
+        off32 = pa.array(offsets.astype(np.int32))
+        if pa.types.is_map(t):
+            if child.field(0).null_count:
+                raise CorruptDataError(f"shredded map {slot.name!r} has a null key")
+            return pa.ListArray.from_arrays(off32, child, type=map_storage_type(t), mask=mask).view(t)
+        if pa.types.is_fixed_size_list(t):
+            return _fixed_size(t, counts, child, mask, slot.name)
+        return pa.ListArray.from_arrays(off32, child, type=t, mask=mask)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
+        raise CorruptDataError(f"shredded list {slot.name!r} does not fit its type: {exc}") from None
+
+
+def _fixed_size(t: pa.FixedSizeListType, counts: np.ndarray, child: pa.Array, mask, name: str) -> pa.Array:
+    """Fixed-size lists: null slots hold no elements on the wire; Arrow wants ``size`` each."""
+    size = t.list_size
+    valid = np.ones(len(counts), dtype=bool) if mask is None else ~np.asarray(mask, dtype=bool)
+    if np.any(counts[valid] != size) or np.any(counts[~valid] != 0):
+        raise CorruptDataError(f"shredded fixed-size list {name!r} has a length other than {size}")
+    if mask is None:
+        values = child
+    else:  # give every null slot `size` null elements
+        src = np.full(len(counts) * size, -1, dtype=np.int64)
+        pos = np.flatnonzero(np.repeat(valid, size))
+        src[pos] = np.arange(len(pos))
+        values = child.take(pa.array(src, mask=src < 0))
+    return pa.FixedSizeListArray.from_arrays(values, type=t, mask=mask)
+
+
+__all__ = ["decode_shredded", "assemble", "build_plan", "shredded_levels"]
