@@ -16,7 +16,7 @@ import pyarrow as pa
 from .columns.inputs import to_arrow_table
 from .columns.outputs import OutputKind, convert_output, pandas_index_columns
 from .errors import CorruptDataError, DecodeError, InvalidOptionError, QueryError, UnsupportedTypeError
-from .format.header import finish_body, open_body, pack_header
+from .format.header import ENTROPY_MIN_GAIN_WITH_INDEX, finish_body, open_body, pack_header
 from .format.reader import ByteReader
 from .format.tags import HEADER_SIZE, ContainerTag, Flag
 from .options import Mode, Options, columnar_enabled, header_flags, parse_mode
@@ -99,7 +99,8 @@ def encode(
         write_table_columnar(out, tbl, ctx)
     if ctx.col_index_used:
         out[4] |= Flag.COL_INDEX
-    return finish_body(out, entropy=bool(opts & Options.RANS))
+    min_gain = ENTROPY_MIN_GAIN_WITH_INDEX if ctx.col_index_used else 0.0
+    return finish_body(out, entropy=bool(opts & Options.RANS), min_gain=min_gain)
 
 
 def _shred_applies(tbl: pa.Table) -> bool:

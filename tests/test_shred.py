@@ -195,3 +195,14 @@ def test_truncations_and_mutations_raise_typed_errors() -> None:
             qdf.decode(bytes(bad), output="arrow")
         except (qdf.DecodeError, qdf.QueryError):
             pass
+
+
+def test_pandas_output_keeps_arrow_only_types_in_arrow() -> None:
+    t = pa.table({"l": pa.array([[1], None]), "b": pa.array([b"\x00", None]), "s": ["a", "b"]})
+    df = qdf.decode(qdf.encode(t))
+    assert df["l"].dtype == pd.ArrowDtype(pa.list_(pa.int64())) and df["b"].dtype == pd.ArrowDtype(pa.binary())
+    assert df["l"].tolist()[0] == [1]
+    src = pd.DataFrame({"b": [b"\x00", None], "o": [[1], [2]]})  # a DataFrame keeps its own dtypes
+    back = qdf.decode(qdf.encode(src))
+    assert back["b"].dtype == object and back["o"].dtype == object
+    assert back["b"].tolist() == [b"\x00", None] and [list(v) for v in back["o"]] == [[1], [2]]

@@ -50,14 +50,24 @@ def decode_bound(frame_len: int) -> int:
     return frame_len * 64 + (1 << 20)
 
 
-def entropy_encode(body: bytes | memoryview) -> bytes | None:
-    """Return ``uvarint(len) tag table stream`` for ``body``, or None where Go keeps it plain."""
+def entropy_encode(body: bytes | memoryview, *, min_gain: float = 0.0) -> bytes | None:
+    """Return ``uvarint(len) tag table stream`` for ``body``, or None where Go keeps it plain.
+
+    ``min_gain`` > 0 also keeps the body plain unless the pass saves at least that
+    fraction of it; the byte histogram's entropy bounds the gain, so a hopeless body
+    is not even encoded.
+    """
     src = np.frombuffer(body, dtype=np.uint8)
     n = src.shape[0]
     if n < MIN_BODY:
         return None
     freq = np.empty(256, dtype=np.uint32)
     tans_freqs(src, freq)
+    limit = n * (1.0 - min_gain)
+    if min_gain > 0:
+        f = freq[freq > 0].astype(np.float64)
+        if float(np.sum(f * np.log2(n / f))) / 8 > limit:
+            return None
     lanes = 4 if n >= INTERLEAVE_MIN else 1
     stride = (-(-n // lanes) * 12 + 7) // 8 + 1  # 12 bits per symbol at most + end-mark byte
     out = np.empty(stride * lanes, dtype=np.uint8)
@@ -75,8 +85,8 @@ def entropy_encode(body: bytes | memoryview) -> bytes | None:
         write_uvarint(blob, int(lens[k]))
     for k in range(lanes):
         blob += out[k * stride : k * stride + int(lens[k])].tobytes()
-    if len(blob) >= n:
-        return None  # no win: Go keeps the plain body
+    if len(blob) >= n or len(blob) > limit:
+        return None  # no (or not enough) win: the body stays plain
     if n > decode_bound(HEADER_LEN + len(blob)):
         return None  # the decoder would reject it (compresses better than ~64x)
     return bytes(blob)

@@ -34,6 +34,14 @@ def convert_output(table: pa.Table, output: OutputKind) -> Any:
 def to_pandas(table: pa.Table) -> Any:
     """``table.to_pandas()`` that also restores ``pd.ArrowDtype`` columns exactly.
 
+    A batch that did not come from a DataFrame (no pandas metadata) gets the columns
+    pandas has no native dtype for (list / struct / map, binary) as ``pd.ArrowDtype``:
+    the data stays in its Arrow buffers instead of becoming millions of Python lists,
+    dicts and bytes objects (which costs far more than the decode itself).
+    ``.astype(object)`` or ``Series.tolist()`` give Python objects when they are
+    wanted. A DataFrame's own dtypes always come back as they were (its pandas
+    metadata says which).
+
     The encoder records which DataFrame columns were ``pd.ArrowDtype``: pandas metadata
     alone cannot tell ``pd.ArrowDtype(pa.string())`` from the pyarrow-backed
     ``StringDtype`` (both "string[pyarrow]"), and pandas cannot even parse nested ones
@@ -44,7 +52,13 @@ def to_pandas(table: pa.Table) -> Any:
     meta_all = table.schema.metadata or {}
     listed = json.loads(meta_all[ARROW_DTYPE_KEY]) if ARROW_DTYPE_KEY in meta_all else []
     arrow_cols = [c for c in listed if c in table.column_names]
-    if not arrow_cols or b"pandas" not in meta_all:
+    if b"pandas" not in meta_all:
+        if not any(_arrow_only(f.type) for f in table.schema):
+            return table.to_pandas()
+        import pandas as pd
+
+        return table.to_pandas(types_mapper=lambda t: pd.ArrowDtype(t) if _arrow_only(t) else None)
+    if not arrow_cols:
         return table.to_pandas()
     import pandas as pd
 
@@ -60,6 +74,12 @@ def to_pandas(table: pa.Table) -> Any:
     for name in arrow_cols:
         df[name] = pd.Series(pd.arrays.ArrowExtensionArray(table.column(name)), index=df.index, name=name)
     return df
+
+
+def _arrow_only(t: pa.DataType) -> bool:
+    """Types pandas can only hold as Python objects (or as pd.ArrowDtype)."""
+    return pa.types.is_nested(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t) \
+        or pa.types.is_binary_view(t) or pa.types.is_fixed_size_binary(t)
 
 
 def pandas_index_columns(meta: bytes | None, names: list[str]) -> list[str]:
