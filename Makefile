@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test bench bench-quick lint warmup clean
+.PHONY: demo test bench bench-quick bench-compress lint warmup clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,9 +30,14 @@ test: $(STAMP)
 bench: $(BENCH_STAMP)
 	$(PY) bench/bench_core.py
 	$(PY) bench/bench_matrix.py
+	$(PY) bench/bench_compress.py
 
 bench-quick: $(BENCH_STAMP)
 	$(PY) bench/bench_matrix.py --quick
+
+# The compression-mode acceptance items, PASS/FAIL each (ARGS=--quick for 2 rounds).
+bench-compress: $(BENCH_STAMP)
+	$(PY) bench/bench_compress.py $(ARGS)
 
 lint: $(STAMP)
 	$(PY) -m ruff check qdf_columnar kernels tests bench

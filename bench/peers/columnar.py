@@ -4,9 +4,10 @@ All four store ``fx.table`` as is (nested list / struct / map columns included) 
 decode to a pyarrow Table. Where each needs a filesystem path:
 
 * Parquet and IPC write to and read from memory.
-* Vortex: ``vortex.io.write`` takes a path, so encode writes a temp file (on the
-  RAM-backed /dev/shm when there is one) and returns its bytes, exactly the file; decode
-  reads those bytes from memory with ``vortex.open_readable(BytesIO)``.
+* Vortex: ``vortex.io.write`` (and ``VortexWriteOptions.compact().write``) takes a path,
+  so encode writes a temp file (on the RAM-backed /dev/shm when there is one) and returns
+  its bytes, exactly the file; decode reads those bytes from memory with
+  ``vortex.open_readable(BytesIO)``.
 * Lance: a dataset is a directory (data file, manifest, transaction file, version hint),
   and there is no in-memory reader. Encode writes the dataset to a temp dir and packs
   every file into one blob (per file: u16 path length, path, u64 size, data), so
@@ -32,7 +33,7 @@ from bench.fixtures.base import Fixture
 
 from .base import Peer, assert_same, canon_table, is_large
 
-__all__ = ["ParquetPeer", "IpcPeer", "VortexPeer", "LancePeer", "check_table", "dnf_mask"]
+__all__ = ["ParquetPeer", "IpcPeer", "VortexPeer", "VortexCompactPeer", "LancePeer", "check_table", "dnf_mask"]
 
 _TMP_ROOT = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
@@ -262,6 +263,40 @@ class VortexPeer(Peer):
         schema = f.dtype.to_arrow_schema()
         dtypes = {c: vx.DType.from_arrow(schema.field(c).type) for c, _, _ in dnf}
         return f.to_arrow(expr=_vortex_expr(dnf, dtypes)).read_all()
+
+
+class VortexCompactPeer(VortexPeer):
+    """Vortex file format written with the compact write options.
+
+    ``vortex.io.VortexWriteOptions.compact()`` ("prioritize small size over
+    read-throughput and read-latency"; vortex-data 0.93 has it) instead of the default
+    options that ``vortex.io.write`` uses. Reading is the same as :class:`VortexPeer`.
+    A vortex-data without that API reports it through :meth:`available`.
+    """
+
+    name = "vortex-compact"
+
+    def available(self) -> str | None:
+        reason = super().available()
+        if reason:
+            return reason
+        import vortex.io as vio
+
+        opts = getattr(vio, "VortexWriteOptions", None)
+        if opts is None or not hasattr(opts, "compact"):
+            from importlib.metadata import version
+
+            return f"vortex-data {version('vortex-data')} has no vortex.io.VortexWriteOptions.compact()"
+        return None
+
+    def encode(self, fx: Fixture) -> bytes:
+        import vortex.io as vio
+
+        with tempfile.TemporaryDirectory(dir=_TMP_ROOT) as d:
+            path = os.path.join(d, "batch.vortex")
+            vio.VortexWriteOptions.compact().write(fx.table, path)
+            with open(path, "rb") as f:
+                return f.read()
 
 
 # ----------------------------------------------------------------------------- Lance
