@@ -18,7 +18,7 @@ from .columns.outputs import OutputKind, convert_output, pandas_index_columns
 from .errors import CorruptDataError, DecodeError, InvalidOptionError, QueryError, UnsupportedTypeError
 from .format.header import ENTROPY_MIN_GAIN_WITH_INDEX, finish_body, open_body, pack_header
 from .format.reader import ByteReader
-from .format.tags import HEADER_SIZE, ContainerTag, Flag
+from .format.tags import HEADER_SIZE, ColKind, ContainerTag, Flag
 from .options import Mode, Options, columnar_enabled, header_flags, parse_mode
 from .query import arrow_kind, as_expr, evaluate, validate
 from .query.prune import select_rows
@@ -125,6 +125,7 @@ def decode(
     *,
     no_copy: bool = False,
     threads: bool | int | None = None,
+    categories: list[str] | bool | None = None,
 ) -> Any:
     """Decode a qdf v1 batch, reading only the columns and rows asked for.
 
@@ -150,6 +151,11 @@ def decode(
         ``None`` (default) uses up to 4 threads for batches of at least 64k cells on
         machines with 4 or more CPUs, and one thread otherwise; ``False`` or ``1``
         decodes on the calling thread only.
+    categories : list of str or bool, optional
+        String columns to return as Arrow dictionary arrays (pandas categoricals);
+        ``True`` for every string column. A dictionary-coded column (``F5`` / ``FA`` /
+        ``FC``) becomes one without expanding its values: its table is the
+        categories, its packed index the codes.
 
     Raises
     ------
@@ -173,17 +179,21 @@ def decode(
     root = r.peek("the root value")
     if root in (ContainerTag.COL_STRUCT, ContainerTag.HYBRID_COL_STRUCT):
         r.pos += 1
-        table = _decode_columnar(r, ctx, columns, expr, copy=not no_copy, threads=threads,
+        table = _decode_columnar(r, ctx, columns, expr, copy=not no_copy, threads=threads, categories=categories,
                                  hybrid=root == ContainerTag.HYBRID_COL_STRUCT)
     else:
-        table = _decode_shredded(r, ctx, columns, expr, copy=not no_copy, threads=threads)
+        table = _decode_shredded(r, ctx, columns, expr, copy=not no_copy, threads=threads, categories=categories)
         if table is None:  # an ordinary row-major root: start over with fresh Dense state
             r.pos, ctx = HEADER_SIZE, DecodeContext(flags=flags)
             table = _decode_rows(r, ctx, columns, expr)
+            if categories:
+                table = _categorize_rows(table, categories)
     return convert_output(table, output)
 
 
-def _decode_shredded(r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads) -> pa.Table | None:
+def _decode_shredded(
+    r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads, categories=None
+) -> pa.Table | None:
     """A batch with nested columns shredded into levels (docs/FORMAT.md Part 3), or None."""
     n_levels = shredded_levels(r)
     if not n_levels:
@@ -194,6 +204,7 @@ def _decode_shredded(r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: 
         return None  # not ours: let the row-major reader say what is wrong
     if h0.shred is None:
         return None
+    _apply_categories(h0, categories, [n for n, t in h0.shred if t is None])
     return decode_shredded(r, ctx, h0, n_levels, columns, expr, copy=copy, threads=threads,
                            index_columns=pandas_index_columns)
 
@@ -213,10 +224,44 @@ def _unknown(names: list[str], existing: list[str]) -> None:
         raise QueryError(f"unknown column {missing[0]!r}; the batch has columns {existing}", column=missing[0])
 
 
+def _apply_categories(header: Any, categories: Any, flat: list[str]) -> None:
+    """Make the named string columns decode as dictionary arrays (codes + table, no expansion)."""
+    if categories is None or categories is False:
+        return
+    infos = {c.name: c for c in header.columns if c.name in flat}
+    if categories is True:
+        names = [n for n, c in infos.items() if c.kind == ColKind.STRING]
+    else:
+        names = _check_columns_arg(categories)
+        for n in names:
+            if n not in infos:
+                raise QueryError(f"categories= names {n!r}, which is not a flat column of the batch {flat}", column=n)
+            if infos[n].kind != ColKind.STRING:
+                raise QueryError(f"categories= names {n!r}, which is not a string column", column=n)
+    for n in names:
+        info = infos[n]
+        if not pa.types.is_dictionary(info.arrow_type) and not pa.types.is_null(info.arrow_type):
+            info.arrow_type = pa.dictionary(pa.int32(), info.arrow_type)
+
+
+def _categorize_rows(table: pa.Table, categories: Any) -> pa.Table:
+    """categories= on a row-major batch: there is no dictionary on the wire, so encode one."""
+    names = [f.name for f in table.schema if pa.types.is_string(f.type)] if categories is True \
+        else _check_columns_arg(categories)
+    for n in names:
+        if n not in table.column_names or not pa.types.is_string(table.schema.field(n).type):
+            raise QueryError(f"categories= names {n!r}, which is not a string column", column=n)
+        i = table.column_names.index(n)
+        table = table.set_column(i, n, table.column(n).dictionary_encode())
+    return table
+
+
 def _decode_columnar(
-    r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads, hybrid: bool = False
+    r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads, hybrid: bool = False,
+    categories: Any = None,
 ) -> pa.Table:
     header = read_colstruct_header(r, ctx, hybrid=hybrid)
+    _apply_categories(header, categories, [c.name for c in header.columns if c.kind != ColKind.RESIDUAL])
     names = header.names
     proj = names if columns is None else columns
     _unknown(proj, names)

@@ -63,3 +63,27 @@ def test_speed_mode_is_row_major_and_decodes() -> None:
     assert buf[5] == 0xA3  # fixarray of 3 maps
     pd.testing.assert_frame_equal(qdf.decode(buf), df)
     assert qdf.loads(buf) == [{"a": 1, "s": "x"}, {"a": 2, "s": "y"}, {"a": 3, "s": "z"}]
+
+
+def test_categories_decode_dictionary_columns_without_expanding() -> None:
+    t = pa.table({"level": ["INFO", "WARN", "INFO", None] * 50, "id": [f"{i:08x}" for i in range(200)],
+                  "n": list(range(200))})
+    buf = qdf.encode(t)
+    got = qdf.decode(buf, categories=["level"], output="arrow")
+    assert pa.types.is_dictionary(got.schema.field("level").type)
+    assert got.column("level").to_pylist() == t.column("level").to_pylist()
+    assert got.column("id").type == pa.string()
+    df = qdf.decode(buf, categories=True)
+    assert isinstance(df["level"].dtype, pd.CategoricalDtype) and isinstance(df["id"].dtype, pd.CategoricalDtype)
+    assert df["level"].astype(object).where(df["level"].notna(), None).tolist() == t.column("level").to_pylist()
+    sel = qdf.decode(buf, categories=["level"], filter=qdf.col("n") < 3, output="arrow")
+    assert sel.column("level").to_pylist() == ["INFO", "WARN", "INFO"]
+    with pytest.raises(qdf.QueryError, match="not a string column"):
+        qdf.decode(buf, categories=["n"])
+    with pytest.raises(qdf.QueryError, match="not a flat column"):
+        qdf.decode(buf, categories=["nope"])
+    rows = qdf.dumps([{"a": "x"}, {"a": "y"}], mode="speed")
+    assert pa.types.is_dictionary(qdf.decode(rows, categories=["a"], output="arrow").schema.field("a").type)
+    nested = qdf.encode(pa.table({"s": ["a", "b"], "l": [[1], [2]]}))
+    got = qdf.decode(nested, categories=True, output="arrow")
+    assert pa.types.is_dictionary(got.schema.field("s").type) and got.column("l").to_pylist() == [[1], [2]]
