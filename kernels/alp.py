@@ -1,4 +1,5 @@
-"""ALP decimal-float kernels behind v1 tag F4 PackALP (kind 0x0B float64, 0x0A float32).
+"""ALP decimal-float kernels behind v1 tag F4 PackALP (kind 0x0B float64, 0x0A float32),
+and the ALP-RD ("real doubles") encoder kernels behind F4 kind 0x0F (float64).
 
 Verified against the Go alp.go (qdf-wire-v1.md §2.4): I = int64(RoundToEven(v * 10^d));
 a value packs iff reconstructing it is bit-exact, where reconstruction is I * (1/10^d)
@@ -226,20 +227,270 @@ def alp_patch(src, pos, nexc, vbytes, out_bits):
     return pos
 
 
+# ------------------------------------------------------------------------ ALP-RD (F4 kind 0x0F)
+# Go qpack_alprd.go: each double splits at a cut into LEFT leftBW bits (8..16: sign,
+# exponent, top mantissa), dictionary-coded with <= 8 entries, and RIGHT 64-leftBW bits,
+# bit-packed raw. A left pattern missing from the dictionary is an exception (code 0 in
+# the code body, then uvarint(position) + u16 LE left bits after the bodies).
+ALPRD_MIN_LEFT = 8
+ALPRD_MAX_LEFT = 16
+ALPRD_MAX_DICT = 8
+ALPRD_SAMPLE = 1024
+_TAB = 4096  # Go tabSize: > 2 * ALPRD_SAMPLE so linear probing always terminates
+_TAB_MASK = np.uint64(_TAB - 1)
+_HASH_MUL = np.uint64(40503)
+_U16 = np.uint64(0xFFFF)
+
+
+@kernel
+def alprd_code_bits(d):
+    """ceil(log2 d) for d in 1..8 (Go alprdCodeBits)."""
+    if d <= 1:
+        return 0
+    if d <= 2:
+        return 1
+    if d <= 4:
+        return 2
+    return 3
+
+
+@kernel
+def alprd_plan(bits, keys, cnts, dict_out, meta):
+    """Go alprdPlanFloat64's sampling planner, reproduced decision for decision.
+
+    bits: uint64[::1] (the doubles' bit patterns, n >= 1); keys / cnts: scratch
+    uint16[4096] / int32[4096]; dict_out: uint16[8] receives the dictionary (descending
+    sample frequency, ties in hash-slot order as Go's top-8 insertion keeps them).
+    meta (int64[3]) = [leftBW, dictN, exact exception count over all n]; dictN 0 means
+    no plan. For every cut 8..16 the sample (stride n // 1024 above 1024 values, at most
+    2048 values) is counted in Go's open-addressed table (slot = uint16(left * 40503)
+    & 4095, linear probing); the cut minimising int((cbits + 64 - leftBW + excFrac * 32)
+    * n) wins, the first cut on ties.
+    """
+    n = bits.shape[0]
+    stride = 1
+    if n > ALPRD_SAMPLE:
+        stride = n // ALPRD_SAMPLE
+    best_total = np.int64(9223372036854775807)
+    best_left = 0
+    best_d = 0
+    top = np.zeros(ALPRD_MAX_DICT, dtype=np.int32)
+    top_key = np.zeros(ALPRD_MAX_DICT, dtype=np.uint16)
+    for left_bw in range(ALPRD_MIN_LEFT, ALPRD_MAX_LEFT + 1):
+        shift = np.uint64(64 - left_bw)
+        for h in range(_TAB):
+            cnts[h] = 0
+        sampled = 0
+        i = 0
+        while i < n and sampled < 2 * ALPRD_SAMPLE:
+            left = (bits[i] >> shift) & _U16
+            h = np.int64((left * _HASH_MUL) & _TAB_MASK)
+            while cnts[h] != 0 and np.uint64(keys[h]) != left:
+                h = (h + 1) & (_TAB - 1)
+            keys[h] = np.uint16(left)
+            cnts[h] += 1
+            sampled += 1
+            i += stride
+        for j in range(ALPRD_MAX_DICT):
+            top[j] = 0
+            top_key[j] = 0
+        for h in range(_TAB):
+            c = cnts[h]
+            if c == 0:
+                continue
+            for j in range(ALPRD_MAX_DICT):
+                if c > top[j]:
+                    for k in range(ALPRD_MAX_DICT - 1, j, -1):
+                        top[k] = top[k - 1]
+                        top_key[k] = top_key[k - 1]
+                    top[j] = c
+                    top_key[j] = keys[h]
+                    break
+        d = 0
+        covered = 0
+        for j in range(ALPRD_MAX_DICT):
+            if top[j] == 0:
+                break
+            d += 1
+            covered += top[j]
+        if d == 0:
+            continue
+        cbits = alprd_code_bits(d)
+        exc_frac = np.float64(sampled - covered) / np.float64(sampled)
+        per = np.float64(cbits) + np.float64(64 - left_bw) + exc_frac * 32.0
+        total = np.int64(per * np.float64(n))  # Go int(): truncation toward zero
+        if total < best_total:
+            best_total = total
+            best_left = left_bw
+            best_d = d
+            for j in range(d):
+                dict_out[j] = top_key[j]
+    meta[0] = best_left
+    meta[1] = best_d
+    meta[2] = 0
+    if best_d == 0:
+        return 0
+    shift = np.uint64(64 - best_left)
+    exc = 0
+    for i in range(n):
+        left = np.uint16((bits[i] >> shift) & _U16)
+        hit = False
+        for j in range(best_d):
+            if dict_out[j] == left:
+                hit = True
+                break
+        if not hit:
+            exc += 1
+    meta[2] = exc
+    return 0
+
+
+@kernel
+def alprd_encode(bits, left_bw, dict_in, dict_n, out, pos, exc_idx):
+    """Write the code body, the right-bits body and the exception list at out[pos:].
+
+    out must hold ceil(n*cbits/8) + ceil(n*(64-leftBW)/8) + 10 + 12*n bytes from pos
+    (the caller sizes it; an exception costs <= 10 + 2 bytes). Exceptions take code 0.
+    exc_idx (int64[n]) is scratch. Returns the end position.
+    """
+    n = bits.shape[0]
+    rbw = np.uint64(64 - left_bw)
+    rmask = (_U1 << rbw) - _U1
+    cb = np.uint64(alprd_code_bits(dict_n))
+    nexc = 0
+    # code body (absent when the dictionary has one entry)
+    if cb > _U0:
+        acc = _U0
+        have = _U0
+        for i in range(n):
+            left = np.uint16((bits[i] >> rbw) & _U16)
+            code = _U0
+            for j in range(dict_n):
+                if dict_in[j] == left:
+                    code = np.uint64(j)
+                    break
+            acc |= code << have
+            have += cb
+            while have >= _U8:
+                out[pos] = np.uint8(acc & _FF)
+                acc >>= _U8
+                have -= _U8
+                pos += 1
+        if have > _U0:
+            out[pos] = np.uint8(acc & _FF)
+            pos += 1
+    # right bits: 48..56 bits per value, a 64-bit accumulator holds <= 7 + 56 bits
+    acc = _U0
+    have = _U0
+    for i in range(n):
+        acc |= (bits[i] & rmask) << have
+        have += rbw
+        while have >= _U8:
+            out[pos] = np.uint8(acc & _FF)
+            acc >>= _U8
+            have -= _U8
+            pos += 1
+        left = np.uint16((bits[i] >> rbw) & _U16)
+        hit = False
+        for j in range(dict_n):
+            if dict_in[j] == left:
+                hit = True
+                break
+        if not hit:
+            exc_idx[nexc] = i
+            nexc += 1
+    if have > _U0:
+        out[pos] = np.uint8(acc & _FF)
+        pos += 1
+    # exceptions: uvarint(count), count x (uvarint(position), u16 LE left bits)
+    u = np.uint64(nexc)
+    while u >= np.uint64(0x80):
+        out[pos] = np.uint8((u & np.uint64(0x7F)) | np.uint64(0x80))
+        u >>= _U7
+        pos += 1
+    out[pos] = np.uint8(u)
+    pos += 1
+    for k in range(nexc):
+        i = exc_idx[k]
+        u = np.uint64(i)
+        while u >= np.uint64(0x80):
+            out[pos] = np.uint8((u & np.uint64(0x7F)) | np.uint64(0x80))
+            u >>= _U7
+            pos += 1
+        out[pos] = np.uint8(u)
+        pos += 1
+        left = (bits[i] >> rbw) & _U16
+        out[pos] = np.uint8(left & _FF)
+        out[pos + 1] = np.uint8(left >> _U8)
+        pos += 2
+    return pos
+
+
+@kernel
+def alprd_patch(src, pos, nexc, rbw, rights, out_bits):
+    """Apply nexc ALP-RD exceptions (uvarint position, u16 LE left bits) read from src[pos:]:
+    out_bits[i] = left << rbw | rights[i]. Returns the end position, ERR_TRUNCATED, or
+    ERR_CORRUPT (position >= n or a uvarint longer than 64 bits)."""
+    end = src.shape[0]
+    n = np.uint64(out_bits.shape[0])
+    sh = np.uint64(rbw)
+    for _ in range(nexc):
+        idx = _U0
+        shift = _U0
+        while True:
+            if pos >= end:
+                return ERR_TRUNCATED
+            c = np.uint64(src[pos])
+            pos += 1
+            if shift == np.uint64(63) and c > _U1:
+                return ERR_CORRUPT
+            idx |= (c & np.uint64(0x7F)) << shift
+            if c < np.uint64(0x80):
+                break
+            shift += _U7
+            if shift > np.uint64(63):
+                return ERR_CORRUPT
+        if idx >= n:
+            return ERR_CORRUPT
+        if pos + 2 > end:
+            return ERR_TRUNCATED
+        left = np.uint64(src[pos]) | (np.uint64(src[pos + 1]) << _U8)
+        pos += 2
+        out_bits[idx] = (left << sh) | rights[idx]
+    return pos
+
+
 def _warmup() -> None:
-    """Compile every kernel for the float64 and float32 paths the glue uses."""
+    """Compile every kernel for the float64 and float32 paths the glue uses, with writable
+    and read-only inputs (encoded columns arrive as read-only views of Arrow buffers)."""
     src_rw = np.zeros(64, dtype=np.uint8)
     src_ro = np.frombuffer(bytes(64), dtype=np.uint8)
     stats = np.empty(6, dtype=np.int64)
     for dt, bdt, sign, mode, vb in ((np.float64, np.uint64, 1 << 63, 1, 8), (np.float32, np.uint32, 1 << 31, 2, 4)):
-        vals = np.array([1.5, -0.0, 2.25], dtype=dt)
-        bits = vals.view(bdt)
         s = bdt(sign)
-        alp_score(vals, bits, s, 100.0, 0.01, stats)
-        idx = np.zeros(3, dtype=np.int64)
-        nexc = alp_pack(vals, bits, s, 100.0, 0.01, mode, np.int64(0), 8, src_rw, idx)
-        alp_put_exceptions(idx, nexc, bits, vb, src_rw, 8)
+        for writable in (True, False):
+            vals = np.array([1.5, -0.0, 2.25], dtype=dt)
+            vals.flags.writeable = writable
+            bits = vals.view(bdt)
+            alp_score(vals, bits, s, 100.0, 0.01, stats)
+            idx = np.zeros(3, dtype=np.int64)
+            nexc = alp_pack(vals, bits, s, 100.0, 0.01, mode, np.int64(0), 8, src_rw, idx)
+            alp_put_exceptions(idx, nexc, bits, vb, src_rw, 8)
         out = np.empty(3, dtype=dt)
         for src in (src_rw, src_ro):
             alp_decode(src, 8, np.int64(0), 100.0, 0.01, True, out)
             alp_patch(src, 0, 0, vb, out.view(bdt))
+    keys = np.zeros(_TAB, dtype=np.uint16)
+    cnts = np.zeros(_TAB, dtype=np.int32)
+    dct = np.zeros(ALPRD_MAX_DICT, dtype=np.uint16)
+    meta = np.zeros(3, dtype=np.int64)
+    buf = np.zeros(64, dtype=np.uint8)
+    for writable in (True, False):
+        bits = np.array([0x3FF0000000000000, 0x4000000000000001, 0x7FF8000000000001], dtype=np.uint64)
+        bits.flags.writeable = writable
+        alprd_plan(bits, keys, cnts, dct, meta)
+        alprd_encode(bits, 12, dct, 2, buf, 0, np.zeros(3, dtype=np.int64))
+    rights = np.zeros(3, dtype=np.uint64)
+    out_bits = np.zeros(3, dtype=np.uint64)
+    for src in (buf, src_ro):
+        alprd_patch(src, 0, 0, 52, rights, out_bits)

@@ -201,6 +201,9 @@ def _warmup() -> None:
     """Compile both kernels with the dtypes the glue passes (uint64 values, uint8 bodies)."""
     vals = np.array([1, 1, 3, 1 << 40, 7, 3, 3], dtype=np.uint64)
     buf = np.zeros(128, dtype=np.uint8)
+    ro = vals.copy()
+    ro.flags.writeable = False  # columns arrive as read-only views of Arrow buffers
+    chimp_encode(ro, buf)
     bits = chimp_encode(vals, buf)
     body = buf[: (bits + 7) // 8]
     out = np.empty(7, dtype=np.uint64)

@@ -236,6 +236,9 @@ def _warmup() -> None:
     buf = np.zeros(64, dtype=np.uint8)
     for dt, w in ((np.uint64, 64), (np.uint32, 32)):
         vals = np.array([1, 1, 3, 7, 7, 2], dtype=dt)
+        ro = vals.copy()
+        ro.flags.writeable = False  # columns arrive as read-only views of Arrow buffers
+        gorilla_encode(ro, w, buf)
         bits = gorilla_encode(vals, w, buf)
         body = buf[: (bits + 7) // 8]
         out = np.empty(6, dtype=dt)

@@ -9,8 +9,10 @@ pushdown on columnar buffers.
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from .columns.inputs import to_arrow_table
@@ -31,6 +33,8 @@ from .wire.shred_plan import is_nested, shreddable
 from .wire.shred_read import decode_shredded, shredded_levels
 
 __all__ = ["encode", "decode"]
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 def encode(
@@ -109,9 +113,14 @@ def _shred_applies(tbl: pa.Table) -> bool:
 
 
 def _rows_for_speed(tbl: pa.Table) -> list[dict[str, Any]]:
-    """Rows as plain Python values, Arrow maps as dicts (``to_pylist`` gives lists of pairs)."""
+    """Rows as plain Python values, Arrow maps as dicts (``to_pylist`` gives lists of pairs).
+
+    float32 columns stay numpy float32 scalars, so they are written as 4-byte floats
+    (``CB``, as the reference writes a Go float32) with their exact bits.
+    """
     try:
-        cols = [tbl.column(f.name).to_pylist(maps_as_pydicts="strict") for f in tbl.schema]
+        cols = [_f32_values(tbl.column(f.name)) if pa.types.is_float32(f.type)
+                else tbl.column(f.name).to_pylist(maps_as_pydicts="strict") for f in tbl.schema]
     except KeyError as exc:  # a map with a repeated key cannot be a qdf map
         raise UnsupportedTypeError(f"a map value repeats a key, which a qdf map cannot hold: {exc}") from None
     return [dict(zip(tbl.column_names, row)) for row in zip(*cols)] if cols else [{} for _ in range(tbl.num_rows)]
@@ -293,6 +302,56 @@ def _empty_table(n: int, metadata: dict[bytes, bytes] | None) -> pa.Table:
     return pa.Table.from_batches([batch.replace_schema_metadata(metadata)])
 
 
+def _f32_values(col: pa.ChunkedArray) -> list[Any]:
+    arr = col.combine_chunks()
+    vals = arr.fill_null(0).to_numpy(zero_copy_only=False)
+    valid = np.asarray(arr.is_valid())
+    return [v if ok else None for v, ok in zip(vals, valid)]
+
+
+def _rows_table(rows: list[dict[str, Any]], start: int) -> pa.Table:
+    """A table from row dicts, keeping what ``Table.from_pylist`` would lose: timestamps
+    finer than microseconds, float32 bits, uint64 values above the int64 range."""
+    names: dict[str, None] = {}
+    for row in rows:
+        names.update(dict.fromkeys(row))
+    arrays = {}
+    for name in names:
+        vals = [row.get(name) for row in rows]
+        try:
+            arrays[name] = _rows_column(vals)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError) as exc:
+            raise DecodeError(f"rows do not form a table: column {name!r}: {exc}", offset=start) from None
+    if not arrays:
+        return _empty_table(len(rows), None)
+    return pa.table(arrays)
+
+
+def _rows_column(vals: list[Any]) -> pa.Array:
+    present = [v for v in vals if v is not None]
+    mask = np.array([v is None for v in vals], dtype=bool) if len(present) < len(vals) else None
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        if max(present) > np.iinfo(np.int64).max:
+            return pa.array([0 if v is None else v for v in vals], pa.uint64(), mask=mask)
+        return pa.array(vals, pa.int64())
+    if present and all(isinstance(v, np.float32) for v in present):
+        return pa.array(np.array([np.float32(0) if v is None else v for v in vals], dtype=np.float32), mask=mask)
+    if present and all(isinstance(v, datetime.datetime) for v in present):
+        ns = [0 if v is None else _ns(v) for v in vals]
+        tz = "UTC" if all(v.tzinfo is not None for v in present) else None
+        return pa.array(ns, pa.int64(), mask=mask).cast(pa.timestamp("ns", tz=tz))
+    return pa.array(vals)
+
+
+def _ns(v: Any) -> int:
+    """Nanoseconds since the epoch of a datetime or pandas Timestamp (which may hold ns)."""
+    if hasattr(v, "value") and hasattr(v, "nanosecond"):
+        return int(v.value)
+    epoch = _EPOCH if v.tzinfo is not None else _EPOCH.replace(tzinfo=None)
+    d = v - epoch
+    return (d.days * 86_400 + d.seconds) * 1_000_000_000 + d.microseconds * 1_000
+
+
 def _decode_rows(r: ByteReader, ctx: DecodeContext, columns, expr) -> pa.Table:
     from .wire.values import read_value
 
@@ -305,10 +364,7 @@ def _decode_rows(r: ByteReader, ctx: DecodeContext, columns, expr) -> pa.Table:
             f"the buffer holds a {type(value).__name__} value, not a table (a list of maps); use qdf.loads() for it",
             offset=start,
         )
-    try:
-        table = pa.Table.from_pylist(value)
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise DecodeError(f"rows do not form a table: {exc}", offset=start) from None
+    table = _rows_table(value, start)
     names = table.column_names
     if columns is not None:
         _unknown(columns, names)

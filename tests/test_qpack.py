@@ -195,6 +195,13 @@ def test_block_round_trip() -> None:
     u = v.astype(np.uint64)
     check_round_trip(u, enc(u, force="block"))
     assert dec(payload, n=len(v)).shape == (len(v),)
+    # block=False (the caller's switch under the entropy pass, as Go's tryWriteBlock* under
+    # rANS): the whole-column form, i.e. the picker's choice without F0.
+    for arr in (v, u):
+        out = bytearray()
+        encode_int_array(out, arr, block=False)
+        assert payload_name(out[0]) != "block"
+        check_round_trip(arr, bytes(out))
 
 
 # --------------------------------------------------------------------- floats, views

@@ -1,6 +1,6 @@
 """Lossless float payloads of the v1 compression tier: E7 PackGorilla (kind 0x0B float64,
 0x0A float32), E7 with kind 0x0F (Chimp128, float64), F4 PackALP (kind 0x0B / 0x0A) and
-F4 with kind 0x0F (ALP-RD float64, decode only), plus the §3.2 float picker.
+F4 with kind 0x0F (ALP-RD float64), plus the §3.2 float picker.
 
 Layouts and the picker follow the Go encoder (encodeSliceFloat64Lossless /
 encodeSliceFloat32Lossless, pickF64Codec, pickF32Codec, pickChimpF64, alpPlanFloat64/32):
@@ -11,7 +11,17 @@ encodeSliceFloat32Lossless, pickF64Codec, pickF32Codec, pickChimpF64, alpPlanFlo
   cheaper of multiply / divide ("exact", 0x80) reconstruction by bytes (13 B/exception);
   its estimate charges 13 B (float32: 9 B) per exception and wins only if < raw;
 * Gorilla (and for float64 Chimp128) is attempted only when its 32-pair projection passes
-  the gate, is really written, and kept only if < raw and (when ALP wins) <= the ALP estimate.
+  the gate, is really written, and kept only if < raw and (when ALP wins) <= the ALP estimate;
+* ALP-RD (float64, n >= 16; Go alprdPlanFloat64 reproduced exactly: cut 8..16 and <= 8
+  left patterns from a <= 2048-value sample, exceptions counted over the whole column,
+  estimate charging 7 B per exception) then replaces that choice only when strictly
+  smaller: its estimate (an upper bound) must beat the chosen payload's size, and against
+  ALP (whose size is also only an estimate) both are written and the real sizes compared.
+
+ALP-RD layout (Go qpack_alprd.go): ``F4 0F uvarint(n)``; n > 0: ``leftBW`` (8..16),
+``D`` (1..8), D x u16 LE dictionary, ceil(n*ceil(log2 D)/8) LSB-first code bytes (none
+when D == 1), ceil(n*(64-leftBW)/8) LSB-first right-bit bytes, ``uvarint(excN)``, excN x
+(``uvarint(position)``, u16 LE left bits); an exception's code slot is 0.
 
 Deviation (documented in the report): the Go source stored for this port has no call
 site of pickChimpF64; Chimp is attempted per the reference notes (gate < 58 bits/value)
@@ -36,9 +46,18 @@ from ..format.tags import Kind, QPackTag
 from ..format.varint import MASK64, uvarint_len, write_uvarint, zigzag
 from .intenc import MAX_ROWS
 
-__all__ = ["encode_floats", "decode_compressed", "skip_compressed", "alp_plan", "AlpPlan", "FORCE"]
+__all__ = [
+    "encode_floats",
+    "decode_compressed",
+    "skip_compressed",
+    "alp_plan",
+    "AlpPlan",
+    "alprd_plan",
+    "AlpRdPlan",
+    "FORCE",
+]
 
-FORCE = (None, "raw", "gorilla", "chimp", "alp")
+FORCE = (None, "raw", "gorilla", "chimp", "alp", "alprd")
 ALP_EXACT = 0x80
 ALP_MAX_EXP = 18  # decoder accepts 0..18, the encoder searches 0..15
 ALP_SEARCH = 15
@@ -74,6 +93,15 @@ class AlpPlan:
     width: int
     exc: int
     exact: bool
+
+
+@dataclass(frozen=True)
+class AlpRdPlan:
+    """Go alprdPlan: cut (left bit width), dictionary of left patterns, exception count."""
+
+    left_bw: int
+    dictionary: tuple[int, ...]
+    exc: int
 
 
 # ------------------------------------------------------------------------ encoding
@@ -213,10 +241,80 @@ def _emit_alp(out: bytearray, a: np.ndarray, plan: AlpPlan, all_exc: bool = Fals
         out += ebuf[:end].tobytes()
 
 
+ALPRD_MIN_ROWS = 16  # Go: "header + dictionary dominate tiny slices"
+
+
+def _alprd_search(u: np.ndarray) -> AlpRdPlan | None:
+    """The planner without the size gates (None only when there is nothing to sample)."""
+    if u.shape[0] == 0:
+        return None
+    keys = np.zeros(4096, dtype=np.uint16)
+    cnts = np.zeros(4096, dtype=np.int32)
+    dct = np.zeros(kalp.ALPRD_MAX_DICT, dtype=np.uint16)
+    meta = np.zeros(3, dtype=np.int64)
+    kalp.alprd_plan(u, keys, cnts, dct, meta)
+    left_bw, d, exc = (int(x) for x in meta)
+    if d == 0:
+        return None
+    return AlpRdPlan(left_bw, tuple(int(x) for x in dct[:d]), exc)
+
+
+def _alprd_size(n: int, plan: AlpRdPlan) -> int:
+    """Go's ALP-RD estimate: exact bodies plus 7 B per exception (an upper bound)."""
+    d = len(plan.dictionary)
+    return (
+        2
+        + uvarint_len(n)
+        + 2
+        + 2 * d
+        + (n * int(kalp.alprd_code_bits(d)) + 7) // 8
+        + (n * (64 - plan.left_bw) + 7) // 8
+        + uvarint_len(plan.exc)
+        + plan.exc * 7
+    )
+
+
+def alprd_plan(a: np.ndarray) -> tuple[AlpRdPlan | None, int]:
+    """Go alprdPlanFloat64: (plan, size upper bound); plan None for n < 16, above the row
+    cap, or when the estimate is not below raw."""
+    n = int(a.shape[0])
+    if a.dtype.itemsize != 8 or n < ALPRD_MIN_ROWS or n > MAX_ROWS:
+        return None, 0
+    plan = _alprd_search(np.ascontiguousarray(a).view(np.uint64))
+    if plan is None:
+        return None, 0
+    est = _alprd_size(n, plan)
+    if est >= _raw_size(n, 8):
+        return None, 0
+    return plan, est
+
+
+def _alprd_payload(a: np.ndarray, plan: AlpRdPlan | None) -> bytes:
+    """Whole F4 0F payload for ``plan`` (None only for n == 0)."""
+    n = int(a.shape[0])
+    out = bytearray((QPackTag.ALP, _CHIMP_KIND))
+    write_uvarint(out, n)
+    if n == 0:
+        return bytes(out)
+    assert plan is not None
+    d = len(plan.dictionary)
+    out += bytes((plan.left_bw, d))
+    dct = np.asarray(plan.dictionary, dtype="<u2")
+    out += dct.tobytes()
+    u = a.view(np.uint64)
+    cb = int(kalp.alprd_code_bits(d))
+    cap = (n * cb + 7) // 8 + (n * (64 - plan.left_bw) + 7) // 8 + 10 + 12 * n
+    buf = np.empty(cap, dtype=np.uint8)
+    end = int(kalp.alprd_encode(u, plan.left_bw, dct.astype(np.uint16), d, buf, 0, np.empty(n, dtype=np.int64)))
+    out += buf[:end].tobytes()
+    return bytes(out)
+
+
 def encode_floats(out: bytearray, values: np.ndarray, *, compress: bool, force: str | None = None) -> None:
     """Append one float payload: raw E4 when not ``compress``, else the §3.2 picker's choice.
 
-    ``force`` ("raw", "gorilla", "chimp" (float64 only), "alp") bypasses the picker for tests.
+    ``force`` ("raw", "gorilla", "chimp" (float64 only), "alp", "alprd" (float64 only))
+    bypasses the picker for tests; forced ALP-RD skips the planner's size gates.
     """
     arr = np.asarray(values)
     if arr.ndim != 1 or arr.dtype not in (np.float64, np.float32):
@@ -226,13 +324,16 @@ def encode_floats(out: bytearray, values: np.ndarray, *, compress: bool, force: 
     f = _F64 if arr.dtype == np.float64 else _F32
     a = np.ascontiguousarray(arr, dtype=f.fdt)  # bit patterns kept (no value conversion)
     n = int(a.shape[0])
-    if force == "chimp" and f.width == 4:
-        raise InvalidOptionError("Chimp128 exists only for float64")
+    if force in ("chimp", "alprd") and f.width == 4:
+        raise InvalidOptionError(f"{force} exists only for float64 on the v1 wire this port writes")
     if not compress or force == "raw":
         _emit_raw(out, a, f)
         return
     if force in ("gorilla", "chimp"):
         out += _xor_payload(a, f, force == "chimp")
+        return
+    if force == "alprd":
+        out += _alprd_payload(a, _alprd_search(a.view(np.uint64)))
         return
     plan, est = alp_plan(a)
     if force == "alp":
@@ -252,6 +353,18 @@ def encode_floats(out: bytearray, values: np.ndarray, *, compress: bool, force: 
         p = _xor_payload(a, f, chimp)
         if len(p) < raw and (not alp_wins or est >= len(p)) and (best is None or len(p) < len(best)):
             best = p
+    if f.width == 8:
+        rd, rd_est = alprd_plan(a)
+        # ALP-RD only when strictly smaller than the choice above (never-larger rule).
+        if rd is not None and rd_est < (len(best) if best is not None else est if alp_wins else raw):
+            rd_payload = _alprd_payload(a, rd)
+            if best is None and alp_wins:
+                assert plan is not None
+                alp = bytearray()
+                _emit_alp(alp, a, plan)  # the ALP estimate is only an upper bound: measure
+                best = rd_payload if len(rd_payload) < len(alp) else bytes(alp)
+            else:
+                best = rd_payload
     if best is not None:
         out += best
     elif alp_wins:
@@ -410,13 +523,12 @@ def _decode_alprd(r: ByteReader, expect: int | None) -> np.ndarray:
     bitpack.unpack_for(r.take_array((c * rbw + 7) // 8), rbw, np.uint64(0), rights)
     np.bitwise_or(table[codes] << np.uint64(rbw), rights, out=out)
     k = _exc_count(r, c, 3)
-    for _ in range(k):
+    if k:
         at = r.pos
-        i = r.uvarint("ALP-RD exception position")
-        if i >= c:
-            raise r.corrupt(f"ALP-RD exception position {i} >= {c}", at)
-        left = r.u16("ALP-RD exception left bits")
-        out[i] = (left << rbw) | int(rights[i])
+        tail = r.array()[r.pos : r.end]
+        end = int(kalp.alprd_patch(tail, 0, k, rbw, rights, out))
+        _check(r, end, "ALP-RD exception list", at)
+        r.pos += end
     return out.view(np.float64)
 
 

@@ -182,9 +182,10 @@ def _emit_whole(out: bytearray, s: IntStats, plan: Plan) -> None:
         emit_plan(out, s, plan)
 
 
-def _encode64(out: bytearray, s: IntStats, plan: Plan) -> None:
+def _encode64(out: bytearray, s: IntStats, plan: Plan, block: bool = True) -> None:
     if (
-        s.n >= BLOCK_MIN_ROWS
+        block
+        and s.n >= BLOCK_MIN_ROWS
         and (s.for_bits >= _BLOCK_WIDE_BITS or s.delta_bits >= _BLOCK_WIDE_BITS)
         and _regime_likely(s.u, s.signed, s.for_bits)
     ):
@@ -192,14 +193,14 @@ def _encode64(out: bytearray, s: IntStats, plan: Plan) -> None:
         # predicted-cost comparison could pick a larger form (Go tryWriteBlock*).
         whole = bytearray()
         _emit_whole(whole, s, plan)
-        block = bytearray()
-        emit_block(block, s.u, s.signed)
-        out += block if len(block) < len(whole) else whole
+        per_block = bytearray()
+        emit_block(per_block, s.u, s.signed)
+        out += per_block if len(per_block) < len(whole) else whole
         return
     _emit_whole(out, s, plan)
 
 
-def encode_int_array(out: bytearray, values: np.ndarray, *, force: str | None = None) -> None:
+def encode_int_array(out: bytearray, values: np.ndarray, *, force: str | None = None, block: bool = True) -> None:
     """Append one QPack integer payload for ``values`` chosen by the v1 picker.
 
     Parameters
@@ -211,6 +212,10 @@ def encode_int_array(out: bytearray, values: np.ndarray, *, force: str | None = 
         0x06 native raw), unsigned the uint family (0x03 / 0x02).
     force : {None, "raw", "for", "delta", "rle", "dict", "pfor", "block"}
         Force one codec (tests, explain); InvalidOptionError if its gate fails.
+    block : bool, default True
+        Whether the picker may try the per-block form (F0). Pass False under the
+        whole-body entropy pass (Options.RANS): Go's tryWriteBlock* skips it there
+        (the u32 offset table and repeated sub-headers entropy-code worse).
 
     Raises
     ------
@@ -256,4 +261,4 @@ def encode_int_array(out: bytearray, values: np.ndarray, *, force: str | None = 
         else:
             emit_plan(out, s, plan)
         return
-    _encode64(out, s, plan)
+    _encode64(out, s, plan, block)

@@ -130,17 +130,20 @@ def _write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx) 
         valid = np.asarray(pc.is_valid(arr))
         body += pack_mask(valid)
     vals = _present(arr, nullable)
+    # Like the reference, no per-block (F0) form under the entropy pass: its offset
+    # table entropy-codes badly.
+    block = not ctx.opts & Options.RANS
     if kind == ColKind.INT:
         np_vals = _numpy(vals, np.int64) if not pa.types.is_integer(vals.type) else _narrow(vals)
-        encode_int_array(body, np_vals)
+        encode_int_array(body, np_vals, block=block)
     elif kind == ColKind.UINT:
-        encode_int_array(body, _narrow(vals))
+        encode_int_array(body, _narrow(vals), block=block)
     elif kind == ColKind.FLOAT64:
         # Options.GORILLA_FLOAT (compression mode) runs the float picker: ALP, Gorilla, Chimp128 or raw.
         encode_float_array(body, _numpy(vals, np.float64), compress=bool(ctx.opts & Options.GORILLA_FLOAT))
     elif kind == ColKind.FLOAT32:
         f32 = _numpy(vals.cast(pa.float32()) if pa.types.is_float16(vals.type) else vals, np.float32)
-        encode_int_array(body, f32.view(np.uint32))  # raw bits through the uint picker
+        encode_int_array(body, f32.view(np.uint32), block=block)  # raw bits through the uint picker
     elif kind == ColKind.BOOL:
         encode_bool_array(body, _numpy(vals, np.bool_))
     elif kind == ColKind.STRING:
@@ -149,8 +152,8 @@ def _write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx) 
         write_string_column(body, vals, ctx.dense, fsst=bool(ctx.opts & Options.FSST))
     elif kind == ColKind.TIME:
         sec, nsec = split_timestamps(_numpy(vals, np.int64), vals.type.unit)
-        encode_int_array(body, sec)
-        encode_int_array(body, nsec)
+        encode_int_array(body, sec, block=block)
+        encode_int_array(body, nsec, block=block)
     else:  # pragma: no cover - kind_for only returns the kinds above
         raise EncodeError(f"unexpected column kind {kind}")
 

@@ -194,7 +194,8 @@ def _build_handlers() -> list[_Reader]:
     h[Tag.INT16] = lambda r, ctx, tag: int.from_bytes(r.take(2, "an int16"), "little", signed=True)
     h[Tag.INT32] = lambda r, ctx, tag: int.from_bytes(r.take(4, "an int32"), "little", signed=True)
     h[Tag.INT64] = lambda r, ctx, tag: int.from_bytes(r.take(8, "an int64"), "little", signed=True)
-    h[_FLOAT32] = lambda r, ctx, tag: np.float32(r.f32())
+    # np.frombuffer keeps a float32's exact bits (a Python float would quiet a signalling NaN)
+    h[_FLOAT32] = lambda r, ctx, tag: np.frombuffer(r.take(4, "a float32"), dtype="<f4")[0]
     h[_FLOAT64] = lambda r, ctx, tag: r.f64()
     h[Tag.ARR16] = lambda r, ctx, tag: _read_array_n(r, ctx, r.u16("an arr16 count"))
     h[Tag.ARR32] = lambda r, ctx, tag: _read_array_n(r, ctx, r.u32("an arr32 count"))

@@ -291,7 +291,7 @@ def _write_ndarray(out: bytearray, arr: np.ndarray, ctx: EncodeContext) -> None:
         if kind == "b":
             qpack.encode_bool_array(out, arr)
         elif kind in "iu":
-            qpack.encode_int_array(out, arr)
+            qpack.encode_int_array(out, arr, block=not ctx.opts & Options.RANS)
         else:
             qpack.encode_float_raw(out, arr.astype(np.float32) if arr.dtype.itemsize < 4 else arr)
         return
@@ -322,7 +322,7 @@ def _write_other(out: bytearray, obj: object, ctx: EncodeContext) -> None:
             write_int(out, int(obj))
         elif isinstance(obj, (np.float32, np.float16)):
             out.append(_FLOAT32)
-            out += _F32.pack(float(obj))
+            out += np.float32(obj).astype("<f4").tobytes()  # the bits: float() would quiet a NaN
         elif isinstance(obj, np.float64):
             out.append(_FLOAT64)
             out += _F64.pack(float(obj))
