@@ -19,39 +19,72 @@ def alpha_scan(data, code, alphabet):
     """Build the first-seen alphabet of ``data`` (uint8); return its size or -1 past 64.
 
     ``code`` (int16[256]) must be all -1 on entry and receives each byte's code;
-    ``alphabet`` (uint8[64]) receives the bytes in first-seen order.
+    ``alphabet`` (uint8[64]) receives the bytes in first-seen order. The byte set is
+    gathered first with branch-free stores, 64 KiB at a time so a wide alphabet stops
+    early; the first-seen order then takes a second pass that ends as soon as every
+    byte of the set was met (usually within the first few rows).
     """
+    n = data.shape[0]
+    seen = np.zeros(256, np.uint8)
     a = 0
-    for i in range(data.shape[0]):
+    for c0 in range(0, n, 1 << 16):
+        for i in range(c0, min(n, c0 + (1 << 16))):
+            seen[data[i]] = 1
+        a = 0
+        for b in range(256):
+            a += np.int64(seen[b])
+        if a > 64:
+            return -1
+    got = 0
+    for i in range(n):
+        if got == a:
+            break
         c = data[i]
         if code[c] < 0:
-            if a >= 64:
-                return -1
-            code[c] = a
-            alphabet[a] = c
-            a += 1
-    return a
+            code[c] = got
+            alphabet[got] = c
+            got += 1
+    return got
 
 
 @kernel
 def alpha_pack_into(data, code, cbits, out):
-    """Pack ``code[data[i]]`` at ``cbits`` bits LSB-first into ``out``; return bytes written."""
-    n = np.uint64(data.shape[0])
-    b = np.uint64(cbits)
+    """Pack ``code[data[i]]`` at ``cbits`` bits LSB-first into ``out``; return bytes written.
+
+    ``out`` needs ceil(len(data) * cbits / 8) bytes. Four-bit codes (hex ids) take a
+    two-codes-per-byte path; other widths pack groups of eight codes into one 64-bit
+    word and store its ``cbits`` bytes.
+    """
+    n = data.shape[0]
+    if cbits == 4:
+        half = n >> 1
+        for k in range(half):
+            out[k] = np.uint8(code[data[2 * k]] | (code[data[2 * k + 1]] << 4))
+        if n & 1:
+            out[half] = np.uint8(code[data[n - 1]])
+        return np.int64((n + 1) >> 1)
+    # Eight codes fill exactly ``cbits`` bytes: no carried bit offset between groups.
+    groups = n >> 3
+    bb = np.int64(cbits)
+    for g in range(groups):
+        base = g << 3
+        v = np.uint64(0)
+        for j in range(8):
+            v |= np.uint64(code[data[base + j]]) << np.uint64(j * bb)
+        o = g * bb
+        for t in range(bb):
+            out[o + t] = np.uint8((v >> np.uint64(8 * t)) & np.uint64(0xFF))
     acc = np.uint64(0)
     have = np.uint64(0)
-    pos = np.uint64(0)
-    for i in range(n):
+    pos = groups * bb
+    for i in range(groups << 3, n):
         acc |= np.uint64(code[data[i]]) << have
-        have += b
-        while have >= np.uint64(8):
-            out[pos] = np.uint8(acc & np.uint64(0xFF))
-            acc >>= np.uint64(8)
-            have -= np.uint64(8)
-            pos += np.uint64(1)
-    if have > np.uint64(0):
+        have += np.uint64(bb)
+    while have > np.uint64(0):
         out[pos] = np.uint8(acc & np.uint64(0xFF))
-        pos += np.uint64(1)
+        acc >>= np.uint64(8)
+        have = have - np.uint64(8) if have > np.uint64(8) else np.uint64(0)
+        pos += 1
     return np.int64(pos)
 
 
@@ -114,16 +147,21 @@ def scan_uvarints_into(buf, pos, end, out):
 
 
 def _warmup() -> None:
+    # The writer passes read-only views of the Arrow data; the reader read-only views of
+    # the input buffer (body, alphabet) and fresh writable outputs.
     data = np.frombuffer(b"0a1b2c3d", dtype=np.uint8)
     code = np.full(256, -1, dtype=np.int16)
     alphabet = np.zeros(64, dtype=np.uint8)
     a = alpha_scan(data, code, alphabet)
-    alpha_unpack_nibbles_into(np.zeros(2, np.uint8), np.zeros(256, np.uint32), np.empty(2, np.uint16))
+    ro_alphabet = np.frombuffer(alphabet.tobytes(), dtype=np.uint8)
+    for body in (np.zeros(2, np.uint8), np.frombuffer(b"\x10\x32", dtype=np.uint8)):
+        alpha_unpack_nibbles_into(body, np.zeros(256, np.uint32), np.empty(2, np.uint16))
     for cbits in (3, 4):
         out = np.zeros(8, dtype=np.uint8)
         alpha_pack_into(data, code, np.int64(cbits), out)
         slab = np.empty(8, dtype=np.uint8)
-        alpha_unpack_into(np.frombuffer(out.tobytes(), dtype=np.uint8), alphabet, np.int64(a), np.int64(cbits), slab)
+        for alph in (alphabet, ro_alphabet):
+            alpha_unpack_into(np.frombuffer(out.tobytes(), dtype=np.uint8), alph, np.int64(a), np.int64(cbits), slab)
     _warmup_rows()
     lens = np.empty(1, dtype=np.int64)
     scan_uvarints_into(np.frombuffer(b"\x05", dtype=np.uint8), np.int64(0), np.int64(1), lens)

@@ -146,6 +146,64 @@ def fsst_encode_into(data, offsets, h_val, h_info, short, byte_info, out):
 
 
 @kernel
+def fsst_estimate_rows(data, offsets, h_val, h_info, short, byte_info, target, seed, res):
+    """Encoded size of a pseudo-random sample of whole rows, to project a column's body.
+
+    Draws rows uniformly (with replacement, xorshift from ``seed``) until ``target``
+    input bytes or 4 x ``target`` rows were drawn, and encodes each as the writer would.
+    ``res`` receives (rows drawn, their body bytes: uvarint(codeLen) + codes, their
+    input bytes); n * res[1] / res[0] projects the column body without bias. Rows
+    are drawn with another seed than the training sample, so the projection is not
+    flattered by rows the table was trained on.
+    """
+    n = np.uint64(offsets.shape[0] - 1)
+    rows = 0
+    body = 0
+    nbytes = 0
+    x = np.uint64(seed)
+    while nbytes < target and rows < 4 * target:
+        x ^= x << np.uint64(13)
+        x ^= x >> np.uint64(7)
+        x ^= x << np.uint64(17)
+        i = x % n
+        j = np.uint64(offsets[i])
+        e = np.uint64(offsets[i + _U1])
+        codes = 0
+        while j < e:
+            rem = e - j
+            w = _U0
+            if rem >= _U8:
+                for k in range(8):
+                    w |= np.uint64(data[j + np.uint64(k)]) << np.uint64(8 * k)
+            else:
+                for k in range(rem):
+                    w |= np.uint64(data[j + np.uint64(k)]) << (np.uint64(k) * _U8)
+            info = np.uint16(0)
+            if rem >= np.uint64(3):
+                h = fsst_hash3(w)
+                hi = h_info[h]
+                ln = np.uint64(hi >> 8)
+                if ln != _U0 and ln <= rem and (w & (_ALL >> (np.uint64(64) - (ln << np.uint64(3))))) == h_val[h]:
+                    info = hi
+            if info == 0:
+                info = short[w & np.uint64(0xFFFF)] if rem >= np.uint64(2) else byte_info[w & np.uint64(0xFF)]
+            codes += 2 if (info & 0xFF) == ESCAPE else 1
+            j += np.uint64(info >> 8)
+        v = codes
+        body += 1
+        while v >= 0x80:
+            v >>= 7
+            body += 1
+        body += codes
+        rows += 1
+        nbytes += np.int64(e - np.uint64(offsets[i]))
+    res[0] = rows
+    res[1] = body
+    res[2] = nbytes
+    return np.int64(rows)
+
+
+@kernel
 def fsst_read_table(buf, pos, end, sym_words, sym_lens, errpos):
     """Parse the symbol table at ``buf[pos:end]`` into words/lengths; return the new position.
 
@@ -271,6 +329,8 @@ def _warmup() -> None:
     offsets = _ro(np.array([0, 3, 6], np.int64))
     out = np.zeros(32, np.uint8)
     size = fsst_encode_into(data, offsets, _ro(h_val), _ro(h_info), _ro(short), _ro(byte_info), out)
+    fsst_estimate_rows(data, offsets, _ro(h_val), _ro(h_info), _ro(short), _ro(byte_info), np.int64(64),
+                       np.uint64(0x2545F4914F6CDD1D), np.zeros(3, np.int64))
     buf = _ro(np.concatenate([np.array([3, 3, 97, 98, 99, 2, 97, 98, 1, 97, 2, 6], np.uint8), out[:size]]))
     words = np.zeros(256, np.uint64)
     slens = np.zeros(256, np.uint8)

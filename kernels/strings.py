@@ -3,7 +3,10 @@
 Arrow strings are ``offsets`` (int32/int64, n+1) plus one ``data`` byte buffer, so
 every string block of a qdf column (F8 raw slab, F5/FA/FC dictionary tables) is
 turned into per-row (start, length) pairs pointing into the input buffer and then
-gathered once. Kernels never raise: they return the new position / byte count or a
+gathered once. The writer side fills F8 slabs and FB length lists, and
+:func:`dense_strings_into` writes per-value strings by replaying the Dense intern
+state machine (``qdf_columnar.wire.dense.DenseWriter.write_str``) over a column's
+dictionary codes. Kernels never raise: they return the new position / byte count or a
 negative status from ``_status``.
 """
 
@@ -12,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import kernel
-from ._status import ERR_CORRUPT, ERR_TRUNCATED
+from ._status import ERR_CORRUPT, ERR_OVERFLOW, ERR_TRUNCATED
 
 
 @kernel
@@ -115,6 +118,193 @@ def uvarint_lens_total(offsets):
     return total
 
 
+@kernel
+def write_lens_into(offsets, out, pos):
+    """Write uvarint(offsets[i+1] - offsets[i]) for every row into ``out`` from ``pos``.
+
+    ``out`` must have room for the encoded lengths (``uvarint_lens_total`` minus the
+    byte total). Returns the end position.
+    """
+    n = offsets.shape[0] - 1
+    p = np.uint64(pos)
+    for i in range(n):
+        v = np.uint64(offsets[i + 1] - offsets[i])
+        while v >= np.uint64(0x80):
+            out[p] = np.uint8((v & np.uint64(0x7F)) | np.uint64(0x80))
+            v >>= np.uint64(7)
+            p += np.uint64(1)
+        out[p] = np.uint8(v)
+        p += np.uint64(1)
+    return np.int64(p)
+
+
+@kernel
+def _put_uvarint(out, p, v):
+    while v >= np.uint64(0x80):
+        out[p] = np.uint8((v & np.uint64(0x7F)) | np.uint64(0x80))
+        v >>= np.uint64(7)
+        p += np.uint64(1)
+    out[p] = np.uint8(v)
+    return p + np.uint64(1)
+
+
+@kernel
+def _uvlen(v):
+    k = 1
+    while v >= 0x80:
+        v >>= 7
+        k += 1
+    return k
+
+
+_E0 = 0xE0  # DenseTag.INTERN_STR
+_E1 = 0xE1  # DenseTag.STATE_REF
+_E2 = 0xE2  # DenseTag.INTERN_BIN
+_E8 = 0xE8  # DenseTag.STATE_REPEAT
+_E9 = 0xE9  # DenseTag.STATE_MTF
+_EA = 0xEA  # DenseTag.STATE_PAIR
+
+
+@kernel
+def dense_strings_into(codes, d_off, d_data, ids, params, state, ring, pair, touched, new_k, out):
+    """Write n per-value strings exactly as ``DenseWriter.write_str`` would, one per row.
+
+    Row i is distinct value ``codes[i]``, whose bytes are ``d_data[d_off[k]:d_off[k+1]]``
+    (a first-seen dictionary of the column). ``ids[k]`` holds the value's intern id or
+    -1 if it is not interned yet; new ids are assigned in order and their distinct
+    index appended to ``new_k``. ``params`` = (dense, binary, pair_on, mtf_on,
+    min_intern, max_entries); ``state`` = (next id, last id, ring head) and ``ring``
+    (128 ids) are updated in place; ``pair`` (indexed by id, -1 = no entry) holds the
+    Markov-1 predictor entries of every id that can be a predecessor here, and
+    ``touched`` marks the entries written. The MTF rank of an id is read from its last
+    push, which is the same as scanning the 128-slot ring newest-first.
+
+    ``out`` needs ``sum(len) + 11 * n`` bytes. Returns the bytes written, or
+    ERR_OVERFLOW for a value of 2**32 bytes or more (str32 cannot hold it).
+    """
+    n = codes.shape[0]
+    dense = params[0] != 0
+    binary = params[1] != 0
+    pair_on = params[2] != 0
+    mtf_on = params[3] != 0
+    min_intern = params[4]
+    max_entries = params[5]
+    next_id = state[0]
+    last_id = state[1]
+    head = state[2]
+    last_push = np.full(pair.shape[0], -1, np.int64)
+    for q in range(max(head - 128, 0), head):
+        v = ring[q & 127]
+        if v >= 0 and v < last_push.shape[0]:
+            last_push[v] = q
+    nnew = 0
+    p = np.uint64(0)
+    for i in range(n):
+        k = codes[i]
+        s = np.uint64(d_off[k])
+        ln = np.int64(d_off[k + 1]) - np.int64(s)
+        if dense and ln >= min_intern and next_id < max_entries:
+            id_ = ids[k]
+            if id_ < 0:
+                id_ = next_id
+                next_id += 1
+                ids[k] = id_
+                new_k[nnew] = k
+                nnew += 1
+                out[p] = np.uint8(_E2 if binary else _E0)
+                p = _put_uvarint(out, p + np.uint64(1), np.uint64(ln))
+                for j in range(ln):
+                    out[p + np.uint64(j)] = d_data[s + np.uint64(j)]
+                p += np.uint64(ln)
+                ring[head & 127] = id_
+                last_push[id_] = head
+                head += 1
+                if last_id >= 0 and pair_on:
+                    pair[last_id] = id_
+                    touched[last_id] = 1
+                last_id = id_
+                continue
+            prev = last_id
+            if prev == id_:
+                out[p] = np.uint8(_E8)
+                p += np.uint64(1)
+                if pair_on:
+                    pair[id_] = id_
+                    touched[id_] = 1
+                continue
+            if id_ < 128:
+                out[p] = np.uint8(_E1)
+                out[p + np.uint64(1)] = np.uint8(id_)
+                p += np.uint64(2)
+            elif prev >= 0 and pair_on and pair[prev] == id_:
+                out[p] = np.uint8(_EA)
+                out[p + np.uint64(1)] = np.uint8(0)
+                p += np.uint64(2)
+            else:
+                rank = -1
+                if mtf_on:
+                    lp = last_push[id_]
+                    if lp >= 0 and head - 1 - lp < 128:
+                        rank = head - 1 - lp
+                if rank >= 0 and _uvlen(rank) < _uvlen(id_):
+                    out[p] = np.uint8(_E9)
+                    p = _put_uvarint(out, p + np.uint64(1), np.uint64(rank))
+                else:
+                    out[p] = np.uint8(_E1)
+                    p = _put_uvarint(out, p + np.uint64(1), np.uint64(id_))
+            ring[head & 127] = id_
+            last_push[id_] = head
+            head += 1
+            if prev >= 0 and pair_on:
+                pair[prev] = id_
+                touched[prev] = 1
+            last_id = id_
+            continue
+        if dense:
+            last_id = -1
+        if ln >= 1 << 32:
+            return ERR_OVERFLOW
+        if binary:
+            if ln <= 0xFF:
+                out[p] = np.uint8(0xD0)
+                out[p + np.uint64(1)] = np.uint8(ln)
+                p += np.uint64(2)
+            elif ln <= 0xFFFF:
+                out[p] = np.uint8(0xD1)
+                out[p + np.uint64(1)] = np.uint8(ln & 0xFF)
+                out[p + np.uint64(2)] = np.uint8(ln >> 8)
+                p += np.uint64(3)
+            else:
+                out[p] = np.uint8(0xD2)
+                for b in range(4):
+                    out[p + np.uint64(1 + b)] = np.uint8((ln >> (8 * b)) & 0xFF)
+                p += np.uint64(5)
+        elif ln <= 31:
+            out[p] = np.uint8(0x80 | ln)
+            p += np.uint64(1)
+        elif ln <= 0xFF:
+            out[p] = np.uint8(0xCD)
+            out[p + np.uint64(1)] = np.uint8(ln)
+            p += np.uint64(2)
+        elif ln <= 0xFFFF:
+            out[p] = np.uint8(0xCE)
+            out[p + np.uint64(1)] = np.uint8(ln & 0xFF)
+            out[p + np.uint64(2)] = np.uint8(ln >> 8)
+            p += np.uint64(3)
+        else:
+            out[p] = np.uint8(0xCF)
+            for b in range(4):
+                out[p + np.uint64(1 + b)] = np.uint8((ln >> (8 * b)) & 0xFF)
+            p += np.uint64(5)
+        for j in range(ln):
+            out[p + np.uint64(j)] = d_data[s + np.uint64(j)]
+        p += np.uint64(ln)
+    state[0] = next_id
+    state[1] = last_id
+    state[2] = head
+    return np.int64(p)
+
+
 def _warmup() -> None:
     buf = np.frombuffer(b"\x02ab\x01c", dtype=np.uint8)
     starts = np.empty(2, dtype=np.int64)
@@ -127,7 +317,10 @@ def _warmup() -> None:
         gather_slices_into(buf, starts, lens, offsets, data)
         out = np.empty(32, dtype=np.uint8)
         encode_lenprefixed_into(data, offsets, out, np.int64(0))
+        encode_lenprefixed_into(buf, offsets, out, np.int64(0))  # the writer's read-only Arrow data
         uvarint_lens_total(offsets)
+        write_lens_into(offsets, out, np.int64(0))
+    _warmup_dense()
     _warmup_dict()
     _warmup_packed()
 
@@ -292,3 +485,16 @@ def _warmup_packed() -> None:
     dict_total_len_packed(lens, body, np.int64(1), np.int64(3))
     for odt in (np.int32, np.int64):
         dict_gather_packed_into(words, np.int64(1), lens, body, np.int64(1), np.zeros(4, odt), np.zeros(16, np.uint8))
+
+
+def _warmup_dense() -> None:
+    # dtypes exactly as qdf_columnar.wire.strcol_write passes them
+    d_off = np.array([0, 5, 6], np.int64)
+    d_data = np.frombuffer(b"hello!", np.uint8)
+    ids = np.full(2, -1, np.int64)
+    params = np.array([1, 0, 1, 1, 4, 1 << 14], np.int64)
+    state = np.array([0, -1, 0], np.int64)
+    ring = np.full(128, -1, np.int64)
+    pair = np.full(2, -1, np.int64)
+    dense_strings_into(np.array([0, 1, 0, 0], np.int64), d_off, d_data, ids, params, state, ring, pair,
+                       np.zeros(2, np.uint8), np.zeros(2, np.int64), np.empty(64, np.uint8))

@@ -251,3 +251,58 @@ def test_hand_built_reference_block() -> None:
     off, data = read_fsst(ByteReader(block, 1), 3)
     assert off.tolist() == [0, 3, 3, 6] and data.tobytes() == b"abczab"
     assert _go_decode(block, 3) == [b"abc", b"", b"zab"]
+
+
+# ---------------------------------------------------------------- the picker's limit, projection and training order
+
+
+def test_limit_is_a_strict_gate() -> None:
+    rng = np.random.default_rng(21)
+    off, data = _cols(_urls(rng, 2000))
+    full = fsst_codec.fsst_block(off, data, 2000)
+    assert full is not None
+    assert fsst_codec.fsst_block(off, data, 2000, limit=len(full)) is None  # must be strictly smaller
+    assert fsst_codec.fsst_block(off, data, 2000, limit=len(full) + 1) == full
+    out = bytearray()
+    assert not try_write_fsst(out, off, data, 2000, limit=len(full)) and out == b""
+    assert try_write_fsst(out, off, data, 2000, limit=len(full) + 1) and out == full
+
+
+def test_lower_bound_declines_without_training(monkeypatch) -> None:
+    calls: list[int] = []
+    real = fsst_codec.ft.fsst_train_into
+    monkeypatch.setattr(fsst_codec.ft, "fsst_train_into", lambda *a: calls.append(1) or real(*a))
+    rng = np.random.default_rng(22)
+    off, data = _cols(_urls(rng, 500))
+    # 500 rows need >= 500 code-length bytes + one code per 8 input bytes
+    assert fsst_codec.fsst_block(off, data, 500, limit=500 + int(off[-1]) // 8) is None
+    assert calls == []
+    assert fsst_codec.fsst_block(off, data, 500) is not None and calls == [1]
+
+
+def test_projection_skips_a_losing_encode(monkeypatch) -> None:
+    calls: list[int] = []
+    real = fsst_codec.fk.fsst_encode_into
+    monkeypatch.setattr(fsst_codec.fk, "fsst_encode_into", lambda *a: calls.append(1) or real(*a))
+    rng = np.random.default_rng(23)
+    strs = _hex(rng, 20000)  # 32 hex chars: FSST needs ~17.8 bytes a row, alphabet packing 16
+    off, data = _cols(strs)
+    assert int(off[-1]) > fsst_codec.PROJECT_MIN_BYTES
+    assert fsst_codec.fsst_block(off, data, len(strs), limit=16 * len(strs)) is None
+    assert calls == []  # projected from a held-out sample, never encoded
+    block = fsst_codec.fsst_block(off, data, len(strs))  # against sum(len) + n it wins
+    assert block is not None and calls == [1]
+    assert _go_decode(bytes(block), len(strs)) == [s.encode() for s in strs]
+
+
+@given(st.lists(st.integers(1, 40), min_size=0, max_size=400), st.integers(0, 2**32 - 1))
+def test_rank_by_gain_is_a_stable_descending_sort(gains: list[int], seed: int) -> None:
+    from qdf_kernels.fsst_train import _rank_by_gain
+
+    rng = np.random.default_rng(seed)
+    slots = rng.permutation(1024)[: len(gains)].astype(np.int64)
+    gain = np.zeros(1024, np.int64)
+    gain[slots] = gains
+    used = np.concatenate([slots, np.zeros(8, np.int64)])  # entries past nused are ignored
+    got = _rank_by_gain(gain, used, len(gains))
+    np.testing.assert_array_equal(got, np.argsort(-np.asarray(gains, np.int64), kind="stable"))

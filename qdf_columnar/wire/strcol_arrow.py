@@ -137,7 +137,8 @@ def _contiguous_to_arrow(sl: StringSlices, typ: pa.DataType, binary: bool) -> pa
     large = last >= 2**31 - 1
     if large:
         offsets = sl.offsets
-    elif n and last == n * int(sl.offsets[1]):  # fixed length (hex ids): one arange, no cast
+    elif n and last == n * int(sl.offsets[1]) and bool((np.diff(sl.offsets) == sl.offsets[1]).all()):
+        # fixed length (hex ids): one arange, no cast (equal totals alone do not prove it)
         offsets = np.arange(0, last + 1, max(1, int(sl.offsets[1])), dtype=np.int32)[: n + 1]
         if len(offsets) != n + 1:  # zero-length values
             offsets = np.zeros(n + 1, dtype=np.int32)

@@ -1,14 +1,48 @@
-"""Write the body of a string column: the reference's string picker (qdf-wire-v1.md §3.3).
+"""Write the body of a string column: the string picker (qdf-wire-v1.md §3.3).
 
-Dictionary (F5, front-coded FA, QPack-indexed FC) when at most 256 distinct values
-and the index beats per-value strings; alphabet packing (FB) for high-cardinality
-values over a small byte alphabet (hex ids); the raw slab (F8) when it is no larger
-than Dense per-value interning; else per-value strings through the Dense writer. An
-empty column writes nothing. docs/FORMAT.md §1.2 lists the gates and the one
-deliberate difference from the reference (the 129..256-distinct dictionary gate).
+**Balanced mode** follows the reference's order; the first form whose gate passes wins:
+
+1. Dictionary (F5, front-coded FA, QPack-indexed FC) when n >= 16, the first 64 rows
+   are at most 70 % distinct, 2..256 distinct values and the index beats per-value
+   strings (docs/FORMAT.md §1.2 has the one deliberate difference from the reference:
+   the 129..256-distinct gate).
+2. Alphabet packing (FB) for high-cardinality values over 2..64 distinct bytes (hex
+   ids) when smaller than the raw floor.
+3. The raw slab (F8) when n >= 16 and no larger than per-value strings. Both sizes are
+   exact: per-value strings are sized (and written) by a kernel that replays the Dense
+   intern state. Where the reference's estimate and the exact sizes disagree, the
+   strictly smaller form wins; an exact tie keeps the estimate's choice.
+4. Per-value strings through the Dense intern table.
+
+**Compression mode** (``fsst=True``, Options.FSST) sizes every eligible form exactly
+and keeps the smallest, so a string column is never larger than in balanced mode and
+never larger than its F8 form:
+
+* the balanced choice above (it wins ties);
+* the dictionary, as the smallest of F5 / FA / FC, whenever the column has 2..256
+  distinct values (no head-sample or per-value gate, any n; the first 1024 rows are
+  checked first so high-cardinality columns are not hashed for it);
+* alphabet packing whenever the bytes use 2..64 distinct values (no head-sample or
+  raw-floor gate, any n);
+* the raw slab at any n;
+* per-value strings when the balanced picker reaches them, or when the first 1024
+  rows are at most 75 % distinct (a cheap guard: with fewer repeats interning loses
+  to the raw slab and FSST, and sizing it costs a hash of the whole column) and
+  their floor (one byte a row plus the bytes of inline short strings) is below the
+  best so far;
+* FSST (F6, n >= 16) last, gated on being strictly smaller than the best of the
+  others: a lower bound is checked before training and a held-out projection before
+  the full encode (:func:`qdf_columnar.codecs.fsst.fsst_block`).
+
+Per-value sizes depend on the Dense state left by earlier columns, so "never larger
+than balanced" is per column given the same state; a column whose strings repeat an
+earlier column's can differ when that earlier column took another form.
+An empty column writes nothing.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -26,10 +60,16 @@ DICT_SAMPLE = 64
 DICT_SAMPLE_MAX_PCT = 70
 RAW_MIN_ROWS = 16
 MIN_INTERN = 4  # strings shorter than this are never interned (Go minIntern)
+HEAD_ROWS = 1024  # compression mode: rows checked before hashing a whole column
+PER_VALUE_HEAD_PCT = 75  # compression mode: per-value strings are sized when the head is at most this distinct
 
 
 def _offsets_data(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """int64 offsets (n+1) and uint8 data of a non-null string/binary Arrow array."""
+    """int64 offsets (n+1) and a read-only uint8 view of the data of a string/binary Arrow array.
+
+    The data view is always read-only (Arrow buffers come through writable or not
+    depending on where they were allocated), so each kernel has one specialisation.
+    """
     if pa.types.is_string(arr.type) or pa.types.is_binary(arr.type):
         off_t = np.int32
     else:
@@ -39,6 +79,8 @@ def _offsets_data(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.frombuffer(bufs[1], dtype=off_t, count=n + 1, offset=arr.offset * np.dtype(off_t).itemsize)
     data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
     offsets = offsets.astype(np.int64)
+    data = data.view()
+    data.flags.writeable = False
     return offsets, data
 
 
@@ -50,66 +92,189 @@ def _common_prefix(a: bytes, b: bytes) -> int:
     return i
 
 
+class _Form:
+    """One candidate encoding of the column: its exact size and how to append it."""
+
+    __slots__ = ("name", "size", "emit")
+
+    def __init__(self, name: str, size: int, emit: Callable[[bytearray], None]) -> None:
+        self.name = name
+        self.size = size
+        self.emit = emit
+
+
+def _bytes_form(name: str, block: bytes | bytearray) -> _Form:
+    def emit(out: bytearray) -> None:
+        out += block
+
+    return _Form(name, len(block), emit)
+
+
+class _Column:
+    """A non-null string column's Arrow buffers and the facts the candidates share (computed once)."""
+
+    def __init__(self, arr: pa.Array, dense) -> None:
+        self.arr = arr
+        self.n = len(arr)
+        self.dense = dense
+        self.offsets, self.data = _offsets_data(arr)
+        self.binary = pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type)
+        self.lens = np.diff(self.offsets)
+        self.total = int(self.offsets[-1] - self.offsets[0])
+        self._bulk: int | None = None
+        self._enc: pa.DictionaryArray | None = None
+        self._dict: object = False  # False = not computed, None = not a dictionary column
+        self._alpha: object = False
+        self._per_value: _Form | None = None
+        self._head_distinct: int | None = None
+
+    @property
+    def bulk(self) -> int:
+        """sum(uvarint_len(len) + len): the F8 body after its header, and the alphabet raw floor."""
+        if self._bulk is None:
+            self._bulk = int(sk.uvarint_lens_total(self.offsets))
+        return self._bulk
+
+    @property
+    def enc(self) -> pa.DictionaryArray:
+        """The column dictionary-encoded in first-seen order (as Go's tables)."""
+        if self._enc is None:
+            self._enc = self.arr.dictionary_encode()
+        return self._enc
+
+    def head_distinct(self) -> int:
+        """Distinct values among the first HEAD_ROWS rows."""
+        if self._head_distinct is None:
+            self._head_distinct = int(pc.count_distinct(self.arr.slice(0, HEAD_ROWS)).as_py())
+        return self._head_distinct
+
+
 def write_string_column(out: bytearray, arr: pa.Array, dense, *, fsst: bool = False) -> str:
     """Append the body of a string column (no nulls in ``arr``); return the form's name."""
-    n = len(arr)
-    if n == 0:
+    if len(arr) == 0:
         return "empty"
-    if _try_dict(out, arr, n):
-        return "dict"
-    offsets, data = _offsets_data(arr)
-    if fsst:  # Options.FSST (compression mode): tried before alpha packing, as the reference does
-        from ..codecs.fsst import try_write_fsst
-
-        if try_write_fsst(out, offsets, data, n):
-            return "fsst"
-    if _try_alpha(out, arr, offsets, data, n):
-        return "alpha"
-    if _try_raw(out, arr, offsets, data, n):
-        return "raw"
-    binary = pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type)
-    for i in range(n):
-        dense.write_str(out, data[offsets[i] : offsets[i + 1]].tobytes(), binary=binary)
-    return "values"
+    col = _Column(arr, dense)
+    form = _smallest(col) if fsst else _balanced(col)
+    form.emit(out)
+    return form.name
 
 
-def _try_dict(out: bytearray, arr: pa.Array, n: int) -> bool:
+# ------------------------------------------------------------------ pickers
+
+
+def _balanced(col: _Column) -> _Form:
+    form = _dict_balanced(col)
+    if form is not None:
+        return form
+    form = _alpha_balanced(col)
+    if form is not None:
+        return form
+    values = _per_value(col)
+    if col.n >= RAW_MIN_ROWS:
+        raw = _raw(col)
+        if raw.size < values.size or (raw.size == values.size and raw.size <= _per_value_estimate(col)):
+            return raw
+    return values
+
+
+def _smallest(col: _Column) -> _Form:
+    best = _balanced(col)
+    for form in (_dict_smallest(col), _alpha_plan(col), _raw(col)):
+        if form is not None and form.size < best.size:
+            best = form
+    if col._per_value is None and col.head_distinct() * 100 <= min(col.n, HEAD_ROWS) * PER_VALUE_HEAD_PCT:
+        short = col.lens < col.dense.min_intern
+        floor = col.n + int(col.lens[short].sum())  # >= 1 byte a row, short strings inline
+        if floor < best.size:
+            _per_value(col)
+    if col._per_value is not None and col._per_value.size < best.size:
+        best = col._per_value
+    from ..codecs.fsst import fsst_block
+
+    block = fsst_block(col.offsets, col.data, col.n, limit=best.size)
+    return best if block is None else _bytes_form("fsst", block)
+
+
+# ------------------------------------------------------------------ dictionary
+
+
+class _Dict:
+    __slots__ = ("values", "idx", "d", "bits", "body_bytes", "plain")
+
+    def __init__(self, values: list[bytes], idx: np.ndarray, n: int) -> None:
+        self.values = values
+        self.idx = idx
+        self.d = len(values)
+        self.bits = bits_for_distinct(self.d)
+        self.body_bytes = (n * self.bits + 7) >> 3
+        self.plain = sum(uvarint_len(len(v)) + len(v) for v in values)
+
+
+def _dict_parts(col: _Column) -> _Dict | None:
+    if col._dict is False:
+        table = col.enc.dictionary
+        d = len(table)
+        if d < 2 or d > DICT_MAX_DISTINCT:
+            col._dict = None
+        else:
+            values = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in table.to_pylist()]
+            col._dict = _Dict(values, np.asarray(col.enc.indices).astype(np.uint64), col.n)
+    return col._dict  # type: ignore[return-value]
+
+
+def _dict_balanced(col: _Column) -> _Form | None:
+    """The reference's dictionary gate and form choice (FA, else FC, else F5)."""
+    n = col.n
     if n < DICT_MIN_ROWS:
-        return False
-    sample = arr.slice(0, DICT_SAMPLE)
-    if n >= DICT_SAMPLE and len(pc.unique(sample)) * 100 > DICT_SAMPLE * DICT_SAMPLE_MAX_PCT:
-        return False
-    enc = arr.dictionary_encode()  # first-seen order, as Go's table
-    table = enc.dictionary
-    d = len(table)
-    if d < 2 or d > DICT_MAX_DISTINCT:
-        return False
-    bits = bits_for_distinct(d)
-    body_bytes = (n * bits + 7) >> 3
-    overhead = 1 + uvarint_len(d) + uvarint_len(n)
-    idx = np.asarray(enc.indices).astype(np.uint64)
-    values = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in table.to_pylist()]
-    if body_bytes + overhead >= n and body_bytes + overhead >= _per_value_floor(idx, values):
-        return False
-    gp = len(values[0])
-    for v in values[1:]:
-        gp = _common_prefix(values[0][:gp], v)
-    if gp >= 2 and _write_front_coded(out, values, idx, n, bits):
-        return True
+        return None
+    if n >= DICT_SAMPLE and len(pc.unique(col.arr.slice(0, DICT_SAMPLE))) * 100 > DICT_SAMPLE * DICT_SAMPLE_MAX_PCT:
+        return None
+    dp = _dict_parts(col)
+    if dp is None:
+        return None
+    overhead = 1 + uvarint_len(dp.d) + uvarint_len(n)
+    if dp.body_bytes + overhead >= n and dp.body_bytes + overhead >= _per_value_floor(dp.idx, dp.values):
+        return None
+    gp = len(dp.values[0])
+    for v in dp.values[1:]:
+        gp = _common_prefix(dp.values[0][:gp], v)
+    if gp >= 2:
+        fc = _front_coded_table(dp.values)
+        if len(fc[0]) - uvarint_len(dp.d) < dp.plain:
+            return _bytes_form("dict", _dict_fc_block(dp, fc, n))
+    qbuf = _qpack_indices(dp)
+    if len(qbuf) < dp.body_bytes:
+        return _bytes_form("dict", _dict_block(StrColTag.DICT_Q, dp, qbuf))
+    return _bytes_form("dict", _dict_block(StrColTag.DICT, dp, None))
+
+
+def _dict_smallest(col: _Column) -> _Form | None:
+    """Compression mode: the smallest of F5 / FA / FC whenever there are 2..256 distinct values."""
+    n = col.n
+    if n > HEAD_ROWS and col.head_distinct() > DICT_MAX_DISTINCT:
+        return None
+    dp = _dict_parts(col)
+    if dp is None:
+        return None
+    flat = 1 + uvarint_len(dp.d) + dp.plain + uvarint_len(n) + dp.body_bytes
+    fc = _front_coded_table(dp.values)
+    front = 1 + len(fc[0]) + uvarint_len(n) + dp.body_bytes
+    qbuf = _qpack_indices(dp)
+    qpacked = 1 + uvarint_len(dp.d) + dp.plain + len(qbuf)
+    best = min(flat, front, qpacked)
+    if best == front:
+        return _bytes_form("dict", _dict_fc_block(dp, fc, n))
+    if best == qpacked:
+        return _bytes_form("dict", _dict_block(StrColTag.DICT_Q, dp, qbuf))
+    return _bytes_form("dict", _dict_block(StrColTag.DICT, dp, None))
+
+
+def _qpack_indices(dp: _Dict) -> bytearray:
     from ..codecs.qpack import encode_int_array
 
     qbuf = bytearray()
-    encode_int_array(qbuf, idx)
-    if len(qbuf) < body_bytes:
-        out.append(StrColTag.DICT_Q)
-        _write_table(out, values)
-        out += qbuf
-        return True
-    out.append(StrColTag.DICT)
-    _write_table(out, values)
-    write_uvarint(out, n)
-    out += pack_bits(idx, bits)
-    return True
+    encode_int_array(qbuf, dp.idx)
+    return qbuf
 
 
 def _per_value_floor(idx: np.ndarray, values: list[bytes]) -> int:
@@ -130,15 +295,22 @@ def _per_value_floor(idx: np.ndarray, values: list[bytes]) -> int:
     return int(np.count_nonzero(cheap) + 2 * np.count_nonzero(~cheap)) - 2 * (first_seen - 1)
 
 
-def _write_table(out: bytearray, values: list[bytes]) -> None:
-    write_uvarint(out, len(values))
-    for v in values:
+def _dict_block(tag: int, dp: _Dict, qbuf: bytearray | None) -> bytearray:
+    out = bytearray((tag,))
+    write_uvarint(out, dp.d)
+    for v in dp.values:
         write_uvarint(out, len(v))
         out += v
+    if qbuf is not None:
+        out += qbuf
+    else:
+        write_uvarint(out, len(dp.idx))
+        out += pack_bits(dp.idx, dp.bits)
+    return out
 
 
-def _write_front_coded(out: bytearray, values: list[bytes], idx: np.ndarray, n: int, bits: int) -> bool:
-    plain = sum(uvarint_len(len(v)) + len(v) for v in values)
+def _front_coded_table(values: list[bytes]) -> tuple[bytearray, list[int]]:
+    """``uvarint(d)`` and the sorted table's (prefix, suffix length, suffix) entries; the sort order."""
     order = sorted(range(len(values)), key=lambda k: values[k])
     fc = bytearray()
     write_uvarint(fc, len(values))
@@ -150,15 +322,21 @@ def _write_front_coded(out: bytearray, values: list[bytes], idx: np.ndarray, n: 
         write_uvarint(fc, len(s) - p)
         fc += s[p:]
         prev = s
-    if len(fc) - uvarint_len(len(values)) >= plain:
-        return False
-    inv = np.empty(len(values), dtype=np.uint64)
-    inv[np.asarray(order)] = np.arange(len(values), dtype=np.uint64)
-    out.append(StrColTag.DICT_FC)
-    out += fc
+    return fc, order
+
+
+def _dict_fc_block(dp: _Dict, fc: tuple[bytearray, list[int]], n: int) -> bytearray:
+    table, order = fc
+    inv = np.empty(dp.d, dtype=np.uint64)
+    inv[np.asarray(order)] = np.arange(dp.d, dtype=np.uint64)
+    out = bytearray((StrColTag.DICT_FC,))
+    out += table
     write_uvarint(out, n)
-    out += pack_bits(inv[idx.astype(np.intp)], bits)
-    return True
+    out += pack_bits(inv[dp.idx.astype(np.intp)], dp.bits)
+    return out
+
+
+# ------------------------------------------------------------------ alphabet packing
 
 
 def _high_cardinality_sample(arr: pa.Array, n: int) -> bool:
@@ -167,68 +345,155 @@ def _high_cardinality_sample(arr: pa.Array, n: int) -> bool:
     return len(pc.unique(arr.slice(0, m))) * 100 > m * DICT_SAMPLE_MAX_PCT
 
 
-def _try_alpha(out: bytearray, arr: pa.Array, offsets: np.ndarray, data: np.ndarray, n: int) -> bool:
-    if n < DICT_MIN_ROWS or not _high_cardinality_sample(arr, n):
-        return False
-    chars = data[offsets[0] : offsets[-1]]
+def _alpha_balanced(col: _Column) -> _Form | None:
+    if col.n < DICT_MIN_ROWS or not _high_cardinality_sample(col.arr, col.n):
+        return None
+    form = _alpha_plan(col)
+    if form is None or form.size >= col.bulk:  # must beat the raw floor
+        return None
+    return form
+
+
+def _alpha_plan(col: _Column) -> _Form | None:
+    """The FB block's exact size (alphabet of 2..64 bytes) and its writer, or None."""
+    if col._alpha is not False:
+        return col._alpha  # type: ignore[return-value]
+    col._alpha = None
+    n = col.n
+    offsets = col.offsets
+    chars = col.data[offsets[0] : offsets[n]]
     code = np.full(256, -1, dtype=np.int16)
     alphabet = np.zeros(64, dtype=np.uint8)
     a = int(ak.alpha_scan(chars, code, alphabet))
     if a < 2:
-        return False
+        return None
     cbits = bits_for_distinct(a)
-    lens = np.diff(offsets)
-    total = int(lens.sum())
+    lens = col.lens
     fixed = bool(np.all(lens == lens[0]))
-    raw_floor = int(sk.uvarint_lens_total(offsets))
-    body_bytes = (total * cbits + 7) >> 3
-    overhead = 1 + uvarint_len(a) + a + uvarint_len(n) + 1
-    overhead += uvarint_len(int(lens[0])) if fixed else raw_floor - total
-    if overhead + body_bytes >= raw_floor:
-        return False
-    out.append(StrColTag.ALPHA)
-    write_uvarint(out, a)
-    out += alphabet[:a].tobytes()
-    write_uvarint(out, n)
-    out.append(1 if fixed else 0)
+    head = bytearray((StrColTag.ALPHA,))
+    write_uvarint(head, a)
+    head += alphabet[:a].tobytes()
+    write_uvarint(head, n)
+    head.append(1 if fixed else 0)
     if fixed:
-        write_uvarint(out, int(lens[0]))
-    else:
-        for ln in lens.tolist():
-            write_uvarint(out, ln)
-    body = np.zeros(body_bytes, dtype=np.uint8)
-    ak.alpha_pack_into(np.ascontiguousarray(chars), code, np.int64(cbits), body)
-    out += body.tobytes()
-    return True
+        write_uvarint(head, int(lens[0]))
+    len_bytes = 0 if fixed else col.bulk - col.total
+    body_bytes = (col.total * cbits + 7) >> 3
+
+    def emit(out: bytearray) -> None:
+        buf = np.empty(len_bytes + body_bytes, np.uint8)
+        if not fixed:
+            sk.write_lens_into(offsets, buf, np.int64(0))
+        ak.alpha_pack_into(chars, code, np.int64(cbits), buf[len_bytes:])
+        out += head
+        out += memoryview(buf)
+
+    col._alpha = _Form("alpha", len(head) + len_bytes + body_bytes, emit)
+    return col._alpha
 
 
-def _try_raw(out: bytearray, arr: pa.Array, offsets: np.ndarray, data: np.ndarray, n: int) -> bool:
-    if n < RAW_MIN_ROWS:
-        return False
-    lens = np.diff(offsets)
-    total = int(lens.sum())
-    bulk = int(sk.uvarint_lens_total(offsets))
-    hdr = 1 + uvarint_len(n) + uvarint_len(total)
-    # Per-value Dense cost: short strings inline every time; interned ones cost
-    # tag + len + bytes on first sight and >= 1 byte per repeat.
+# ------------------------------------------------------------------ raw slab and per-value strings
+
+
+def _raw(col: _Column) -> _Form:
+    head = bytearray((StrColTag.RAW,))
+    write_uvarint(head, col.n)
+    write_uvarint(head, col.total)
+
+    def emit(out: bytearray) -> None:
+        buf = np.empty(col.bulk, np.uint8)
+        end = sk.encode_lenprefixed_into(col.data, col.offsets, buf, np.int64(0))
+        assert end == col.bulk
+        out += head
+        out += memoryview(buf)
+
+    return _Form("raw", len(head) + col.bulk, emit)
+
+
+def _per_value_estimate(col: _Column) -> int:
+    """The reference-style estimate of per-value Dense cost: short strings inline, each
+    distinct long one interned once (tag + len + bytes), every other long row one byte."""
+    lens = col.lens
     short = lens < MIN_INTERN
-    per_val = int(np.sum(lens[short])) + int(np.sum(np.where(lens[short] <= 31, 1, 2)))
-    long_arr = arr.filter(pa.array(~short)) if short.any() else arr
-    n_long = len(long_arr)
-    if n_long:
-        uniq = pc.unique(long_arr)
-        u_off, _ = _offsets_data(uniq)
-        u_lens = np.diff(u_off)
-        per_val += int(sk.uvarint_lens_total(u_off)) + len(u_lens) + (n_long - len(u_lens))
-    if bulk + hdr > per_val:
-        return False
-    out.append(StrColTag.RAW)
-    write_uvarint(out, n)
-    write_uvarint(out, total)
-    start = len(out)
-    out.extend(bytes(bulk))
-    view = np.frombuffer(out, dtype=np.uint8)[start:]
-    end = sk.encode_lenprefixed_into(data, offsets, view, np.int64(0))
-    del view
-    assert end == bulk
-    return True
+    est = int(lens[short].sum()) + int(np.count_nonzero(short))  # < 4 bytes: always a fixstr
+    d_off, _ = _offsets_data(col.enc.dictionary)
+    d_lens = np.diff(d_off)
+    d_long = d_lens[d_lens >= MIN_INTERN]
+    n_long = col.n - int(np.count_nonzero(short))
+    ulen = 1 + (d_long >= 0x80) + (d_long >= 1 << 14) + (d_long >= 1 << 21) + (d_long >= 1 << 28)
+    return est + int((ulen + d_long).sum()) + len(d_long) + (n_long - len(d_long))
+
+
+def _per_value(col: _Column) -> _Form:
+    """Per-value strings exactly as ``DenseWriter.write_str`` writes them, sized before emitting.
+
+    The kernel replays the Dense state machine over the column's dictionary codes on
+    copies of the writer's state (intern ids, last id, the 128-slot ring, the pair
+    predictor); ``emit`` appends the bytes and installs the new state in the writer.
+    """
+    if col._per_value is not None:
+        return col._per_value
+    dense = col.dense
+    enc = col.enc
+    dvals = enc.dictionary
+    d_off, d_data = _offsets_data(dvals)
+    d = len(dvals)
+    table = dense.table
+    next0 = len(table)
+    ids = np.full(d, -1, np.int64)
+    if dense.dense and next0 and d:
+        large = pa.types.is_large_string(dvals.type) or pa.types.is_large_binary(dvals.type)
+        btype = pa.large_binary() if large else pa.binary()
+        pos = pc.index_in(dvals.view(btype), value_set=pa.array(list(table), type=btype))
+        pos = np.asarray(pos.fill_null(-1), dtype=np.int64)
+        hit = pos >= 0
+        if hit.any():
+            ids[hit] = np.fromiter(table.values(), np.int64, count=next0)[pos[hit]]
+    space = next0 + d
+    pair = np.full(space, -1, np.int64)
+    if dense.pair_on and dense.pair:
+        keys = set(ids[ids >= 0].tolist())
+        if dense.last_id >= 0:
+            keys.add(dense.last_id)
+        for k in keys:
+            v = dense.pair.get(k)
+            if v is not None:
+                pair[k] = v
+    touched = np.zeros(space, np.uint8)
+    params = np.array([dense.dense, col.binary, dense.pair_on, dense.mtf_on, dense.min_intern, dense.max_entries],
+                      np.int64)
+    state = np.array([next0, dense.last_id, dense.head], np.int64)
+    ring = np.array(dense.ring, np.int64)
+    new_k = np.empty(d, np.int64)
+    buf = np.empty(col.total + 11 * col.n, np.uint8)
+    codes = np.asarray(enc.indices).astype(np.int64)
+    size = int(sk.dense_strings_into(codes, d_off, d_data, ids, params, state, ring, pair, touched, new_k, buf))
+    if size < 0:  # a value of 4 GiB or more: the Dense writer raises the right error
+        col._per_value = _Form("values", 1 << 62, lambda out: _per_value_slow(out, col))
+        return col._per_value
+
+    def emit(out: bytearray) -> None:
+        out += memoryview(buf)[:size]
+        nnew = int(state[0]) - next0
+        if nnew:
+            new = dvals.take(pa.array(new_k[:nnew]))
+            new = new.view(pa.large_binary() if pa.types.is_large_string(new.type) else
+                           pa.binary() if pa.types.is_string(new.type) else new.type)
+            table.update(zip(new.to_pylist(), range(next0, next0 + nnew)))
+        dense.ring = ring.tolist()
+        dense.head = int(state[2])
+        dense.last_id = int(state[1])
+        hits = np.flatnonzero(touched)
+        if len(hits):
+            dense.pair.update(zip(hits.tolist(), pair[hits].tolist()))
+
+    col._per_value = _Form("values", size, emit)
+    return col._per_value
+
+
+def _per_value_slow(out: bytearray, col: _Column) -> None:
+    blob = col.data.tobytes()
+    bounds = col.offsets.tolist()
+    write = col.dense.write_str
+    for i in range(col.n):
+        write(out, blob[bounds[i] : bounds[i + 1]], binary=col.binary)
