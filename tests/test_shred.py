@@ -182,19 +182,8 @@ def test_empty_and_all_null_nested_columns() -> None:
         assert qdf.decode(qdf.encode(t), output="arrow").equals(t)
 
 
-def test_truncations_and_mutations_raise_typed_errors() -> None:
-    buf = qdf.encode(_logs(40))
-    for k in range(len(buf)):
-        with pytest.raises(qdf.TruncatedError):
-            qdf.decode(buf[:k], output="arrow")
-    rng = np.random.default_rng(3)
-    for pos in rng.integers(5, len(buf), 400):
-        bad = bytearray(buf)
-        bad[pos] ^= int(rng.integers(1, 256))
-        try:
-            qdf.decode(bytes(bad), output="arrow")
-        except (qdf.DecodeError, qdf.QueryError):
-            pass
+# Truncations and byte mutations of shredded buffers: tests/test_hybrid.py
+# (test_hybrid_prefixes_and_mutations runs for nested="columns" and "rows").
 
 
 def test_pandas_output_keeps_arrow_only_types_in_arrow() -> None:
