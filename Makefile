@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test bench bench-quick bench-compress lint warmup clean
+.PHONY: demo test bench bench-quick bench-compress bench-files lint warmup clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,7 @@ bench: $(BENCH_STAMP)
 	$(PY) bench/bench_core.py
 	$(PY) bench/bench_matrix.py
 	$(PY) bench/bench_compress.py
+	$(PY) bench/bench_files.py
 
 bench-quick: $(BENCH_STAMP)
 	$(PY) bench/bench_matrix.py --quick
@@ -38,6 +39,10 @@ bench-quick: $(BENCH_STAMP)
 # The compression-mode acceptance items, PASS/FAIL each (ARGS=--quick for 2 rounds).
 bench-compress: $(BENCH_STAMP)
 	$(PY) bench/bench_compress.py $(ARGS)
+
+# Filtered reads of a 5M-row, 50-row-group .qdf file vs Parquet with the same row groups.
+bench-files: $(BENCH_STAMP)
+	$(PY) bench/bench_files.py $(ARGS)
 
 lint: $(STAMP)
 	$(PY) -m ruff check qdf_columnar kernels tests bench
