@@ -36,6 +36,9 @@ __all__ = [
     "dumps",
     "loads",
     "explain",
+    "write_qdf",
+    "read_qdf",
+    "QdfFile",
     "col",
     "Expr",
     "Options",
@@ -61,6 +64,10 @@ def __getattr__(name: str) -> Any:
         from . import api
 
         return getattr(api, name)
+    if name in ("write_qdf", "read_qdf", "QdfFile"):
+        from . import io
+
+        return getattr(io, name)
     if name == "explain":
         from .breakdown import explain
 

@@ -1,0 +1,491 @@
+"""Reading ``.qdf`` files: :class:`QdfFile` and :func:`read_qdf`.
+
+Opening reads only the header, the trailer and the footer. A read validates the
+projection and filter against the footer schema, drops the row groups whose statistics
+prove the filter cannot be TRUE (``prune.py``), checks each surviving group's CRC-32,
+decodes it with ``qdf.decode(columns=, filter=)`` (which pushes the filter down inside
+the group) on a thread pool, and gives the concatenated result the footer's schema:
+exact Arrow types, the file-wide dictionary of each categorical column, and the pandas
+metadata that restores dtypes and the index.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..columns.outputs import convert_output, pandas_index_columns
+from ..errors import CorruptDataError, DecodeError, QdfWarning, QueryError, TruncatedError
+from ..query import arrow_kind, as_expr, validate
+from ..query.evaluate import _leaves, _ts_ticks
+from ..query.expr import Cmp, Expr, IsIn
+from .layout import (
+    HEADER_SIZE,
+    MAGIC,
+    MIN_FILE_SIZE,
+    TRAILER_SIZE,
+    FileMeta,
+    RowGroup,
+    parse_footer,
+    parse_header,
+    parse_trailer,
+)
+from .prune import Pruner
+from .source import TAIL_BYTES, FsspecSource, LocalSource, open_source
+
+__all__ = ["QdfFile", "read_qdf", "PANDAS_DTYPES_KEY"]
+
+#: Schema-metadata key: string columns whose pandas dtype the pandas metadata does not
+#: restore ("string[python]", "str[python]" or "object"; see writer._pandas_dtypes).
+PANDAS_DTYPES_KEY = b"qdf.pandas_dtypes"
+_OUTPUTS = ("pandas", "arrow", "numpy", "records")
+
+
+def _read_meta(src: LocalSource | FsspecSource) -> FileMeta:
+    size = src.size
+    if size < MIN_FILE_SIZE:
+        head = bytes(src.read(0, min(size, HEADER_SIZE)))
+        if len(head) >= 4 and head[:4] != MAGIC:
+            parse_header(head.ljust(HEADER_SIZE, b"\0"))  # names a foreign file better than "truncated"
+        raise TruncatedError(f"file is {size} bytes, shorter than the smallest .qdf file ({MIN_FILE_SIZE})", offset=0)
+    # One round trip for a remote file: the whole of a small one, else head and tail together.
+    n_tail = size if isinstance(src, LocalSource) or size <= TAIL_BYTES else TAIL_BYTES
+    tail_at = size - n_tail
+    if tail_at == 0:
+        tail = src.read(0, size)
+        head = tail[:HEADER_SIZE]
+    else:
+        head, tail = src.read_ranges([(0, HEADER_SIZE), (tail_at, n_tail)])
+    parse_header(bytes(head))
+    foff, flen, fcrc = parse_trailer(tail[-TRAILER_SIZE:], size)
+    footer = tail[foff - tail_at:foff - tail_at + flen] if foff >= tail_at else src.read(foff, flen)
+    return parse_footer(footer, foff, fcrc, data_end=foff)
+
+
+def _check_columns(columns: Any, names: list[str]) -> list[str]:
+    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+        raise QueryError("columns= must be a list of column names (str)")
+    cols = list(columns)
+    if len(set(cols)) != len(cols):
+        raise QueryError(f"columns= names a column twice: {cols}")
+    for c in cols:
+        if c not in names:
+            raise QueryError(f"unknown column {c!r}; the file has columns {names}", column=c)
+    return cols
+
+
+def _workers(threads: Any, n_groups: int) -> int:
+    if threads is None or threads is True:
+        return max(1, min(os.cpu_count() or 1, n_groups))
+    if threads is False:
+        return 1
+    if isinstance(threads, int) and threads >= 1:
+        return min(threads, max(n_groups, 1))
+    raise QueryError(f"threads must be None, a bool or an int >= 1, not {threads!r}")
+
+
+def _at_group(err: DecodeError, g: RowGroup) -> DecodeError:
+    """The same error, located in the file: row group index and absolute byte offset."""
+    inner = f" (byte {err.offset} of the row group)" if err.offset is not None else ""
+    offset = g.offset + (err.offset or 0)
+    return type(err)(f"{err.reason}{inner}", column=err.column, offset=offset, row_group=g.index)
+
+
+class QdfFile:
+    """A ``.qdf`` file opened for reading: footer parsed, row groups read on demand.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A local path or any fsspec URL (``memory://``, ``s3://bucket/key``...).
+    storage_options : dict, optional
+        Passed to fsspec (credentials, ``client_kwargs={"endpoint_url": ...}``).
+
+    Examples
+    --------
+    >>> import qdf_columnar as qdf, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.qdf")
+    >>> qdf.write_qdf({"x": list(range(10))}, path, row_group_size=4)
+    >>> f = qdf.QdfFile(path)
+    >>> f.num_rows, f.num_row_groups
+    (10, 3)
+    >>> f.read(filter=qdf.col("x") >= 8, output="arrow")["x"].to_pylist()
+    [8, 9]
+    """
+
+    def __init__(self, path: Any, storage_options: dict[str, Any] | None = None) -> None:
+        self.path = os.fspath(path) if isinstance(path, os.PathLike) else path
+        self._src = open_source(path, storage_options)
+        try:
+            self._meta = _read_meta(self._src)
+        except BaseException:
+            self._src.close()
+            raise
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The Arrow schema of the whole file (with its pandas metadata)."""
+        return self._meta.schema
+
+    @property
+    def num_rows(self) -> int:
+        return self._meta.num_rows
+
+    @property
+    def num_row_groups(self) -> int:
+        return len(self._meta.row_groups)
+
+    @property
+    def row_groups(self) -> list[RowGroup]:
+        """Offset, length, row count, CRC-32 and per-column statistics of every row group."""
+        return list(self._meta.row_groups)
+
+    @property
+    def size(self) -> int:
+        return self._src.size
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """Container version, writer, checksum and the schema's key-value metadata (decoded)."""
+        m = self._meta
+        kv = {k.decode(errors="replace"): v.decode(errors="replace") for k, v in (m.schema.metadata or {}).items()}
+        return {
+            "container_version": f"{m.version[0]}.{m.version[1]}",
+            "created_by": m.created_by,
+            "checksum": "crc32",
+            "num_rows": m.num_rows,
+            "num_row_groups": len(m.row_groups),
+            "footer_bytes": m.footer_length,
+            "schema_metadata": kv,
+        }
+
+    def close(self) -> None:
+        """Release the memory map (columns read with ``no_copy`` keep it alive until they go)."""
+        self._src.close()
+
+    def __enter__(self) -> QdfFile:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ filters
+
+    def _filter_kinds(self, expr: Expr | None) -> dict[str, tuple[str, pa.DataType]]:
+        """Validate ``expr`` against the footer schema; column -> (filter kind, Arrow type)."""
+        if expr is None:
+            return {}
+        schema = self.schema
+        kinds = {f.name: (arrow_kind(f.type) or str(f.type), f.type) for f in schema}
+        validate(expr, {n: k for n, (k, _) in kinds.items()})
+        for leaf in _leaves(expr):  # time-zone mismatches fail here, even if every group is pruned
+            kind, t = kinds[leaf.column]
+            if kind == "timestamp" and isinstance(leaf, (Cmp, IsIn)):
+                t = t.value_type if pa.types.is_dictionary(t) else t
+                try:
+                    for v in (leaf.value,) if isinstance(leaf, Cmp) else leaf.values:
+                        _ts_ticks(v, t)
+                except QueryError as err:
+                    raise err.with_location(column=leaf.column) from None
+        return {c: kinds[c] for c in expr.columns()}
+
+    def _plan(self, filter: Any) -> tuple[Expr | None, list[tuple[RowGroup, bool, str]]]:  # noqa: A002
+        expr = as_expr(filter)
+        prune = Pruner(expr, self._filter_kinds(expr))
+        return expr, [(g, *prune(g)) for g in self._meta.row_groups]
+
+    # ------------------------------------------------------------------ reading
+
+    def read(
+        self,
+        columns: list[str] | None = None,
+        filter: Any = None,  # noqa: A002 - the name users know from pyarrow / pandas
+        output: str = "pandas",
+        *,
+        no_copy: bool = False,
+        threads: bool | int | None = None,
+        on_error: str = "raise",
+        categories: list[str] | bool | None = None,
+    ) -> Any:
+        """Read the file (see :func:`read_qdf` for the parameters)."""
+        if output not in _OUTPUTS:
+            raise QueryError(f"output must be 'pandas', 'arrow', 'numpy' or 'records', not {output!r}")
+        if on_error not in ("raise", "skip"):
+            raise QueryError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
+        schema = self.schema
+        names = schema.names
+        if columns is not None:
+            columns = _check_columns(columns, names)
+        cats = self._categories(categories)
+        expr, plan = self._plan(filter)
+        groups = [g for g, read, _ in plan if read]
+        proj = names if columns is None else columns + [
+            c for c in pandas_index_columns((schema.metadata or {}).get(b"pandas"), names) if c not in columns
+        ]
+        target = pa.schema([self._target_field(n, cats) for n in proj], metadata=_project_metadata(schema, proj))
+        n_workers = _workers(threads, len(groups))
+        inner = threads if n_workers == 1 else 1
+
+        def run(g: RowGroup) -> pa.Table | DecodeError:
+            try:
+                return self._read_group(g, columns, expr, target, no_copy, inner, categories)
+            except DecodeError as err:
+                if on_error == "raise":
+                    raise
+                return err
+
+        if n_workers == 1:
+            results = [run(g) for g in groups]
+        else:
+            with ThreadPoolExecutor(n_workers, thread_name_prefix="qdf-read") as ex:
+                results = list(ex.map(run, groups))
+        skipped = [r for r in results if isinstance(r, DecodeError)]
+        if skipped:
+            warnings.warn(
+                f"skipped {len(skipped)} damaged row group(s) of {self.path!r}: "
+                + "; ".join(str(e) for e in skipped),
+                QdfWarning,
+                stacklevel=3,
+            )
+        tables = [r for r in results if isinstance(r, pa.Table)]
+        table = self._combine(tables, target, cats)
+        out = convert_output(table, output)  # type: ignore[arg-type]
+        return _restore_pandas_dtypes(out, schema) if output == "pandas" else out
+
+    def _categories(self, categories: Any) -> list[str]:
+        """Columns decode will return as dictionaries because of ``categories=``."""
+        if categories is None or categories is False:
+            return []
+        schema = self.schema
+        if categories is True:
+            return [f.name for f in schema if arrow_kind(f.type) == "string" and not pa.types.is_dictionary(f.type)]
+        cols = _check_columns(categories, schema.names)
+        for c in cols:
+            if arrow_kind(schema.field(c).type) != "string":
+                raise QueryError(f"categories= names {c!r}, which is not a string column", column=c)
+        return [c for c in cols if not pa.types.is_dictionary(schema.field(c).type)]
+
+    def _target_field(self, name: str, cats: list[str]) -> pa.Field:
+        f = self.schema.field(name)
+        if name in cats:
+            return f.with_type(pa.dictionary(pa.int32(), f.type))
+        return f
+
+    def _read_group(
+        self, g: RowGroup, columns: list[str] | None, expr: Expr | None, target: pa.Schema, no_copy: bool,
+        threads: Any, categories: Any,
+    ) -> pa.Table:
+        from ..api import decode
+
+        buf = self._src.read(g.offset, g.length)
+        crc = zlib.crc32(buf)
+        if crc != g.crc32:
+            raise CorruptDataError(
+                f"row group {g.index} checksum mismatch (stored {g.crc32:#010x}, computed {crc:#010x}): "
+                "its bytes are damaged", row_group=g.index, offset=g.offset,
+            )
+        try:
+            t = decode(buf, columns=columns, filter=expr, output="arrow", no_copy=no_copy, threads=threads,
+                       categories=categories)
+        except DecodeError as err:
+            raise _at_group(err, g) from None
+        except QueryError as err:
+            raise err.with_location(row_group=g.index) from None
+        return self._conform(t, target, g, expr is None)
+
+    def _conform(self, t: pa.Table, target: pa.Schema, g: RowGroup, complete: bool) -> pa.Table:
+        """Give one decoded group the file's types; a group that disagrees with the footer is corrupt."""
+        if t.column_names != target.names or t.num_rows > g.num_rows or (complete and t.num_rows != g.num_rows):
+            raise CorruptDataError(
+                f"row group {g.index} decodes to {t.num_rows} rows of {t.column_names}; the footer says "
+                f"{g.num_rows} rows of {target.names}", row_group=g.index, offset=g.offset,
+            )
+        if not target.names:
+            return t  # no columns, only a row count (pa.Table.from_arrays would drop it)
+        dicts = self._meta.dictionaries
+        cols = []
+        for f, col in zip(target, t.columns):
+            try:
+                if f.name in dicts:
+                    col = _to_file_dictionary(col, f.type, dicts[f.name])
+                elif col.type != f.type:
+                    col = col.cast(f.type)
+            except (pa.ArrowException, ValueError) as exc:
+                raise CorruptDataError(
+                    f"row group {g.index} column does not convert to the file's type {f.type}: {exc}",
+                    column=f.name, row_group=g.index, offset=g.offset,
+                ) from None
+            cols.append(col)
+        return pa.Table.from_arrays(cols, schema=target)
+
+    def _combine(self, tables: list[pa.Table], target: pa.Schema, cats: list[str]) -> pa.Table:
+        if not target.names:
+            from ..api import _empty_table
+
+            return _empty_table(sum(t.num_rows for t in tables), target.metadata)
+        if not tables:
+            dicts = self._meta.dictionaries
+            return pa.Table.from_arrays([_empty(f, dicts.get(f.name)) for f in target], schema=target)
+        table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+        # categories= columns get one dictionary per group; file dictionaries are shared already.
+        return table.unify_dictionaries() if cats and len(tables) > 1 else table
+
+    # ------------------------------------------------------------------ inspection
+
+    def explain(self, filter: Any = None) -> Any:  # noqa: A002
+        """One row per row group: ``index``, ``rows``, ``bytes``, ``read`` (would ``filter``
+        read it) and ``reason`` (the statistic that rules it out, when it is skipped)."""
+        from .summary import explain_groups
+
+        return explain_groups(self, filter)
+
+    def columns_summary(self, max_row_groups: int | None = None) -> Any:
+        """Per column: Arrow type, v1 kind, codec(s), bytes, ratio to Arrow, nulls, min, max.
+
+        Codecs and bytes come from walking the row groups' column bodies
+        (``qdf.explain``); ``max_row_groups`` limits that walk to the first groups.
+        """
+        from .summary import columns_summary
+
+        return columns_summary(self, max_row_groups)
+
+    def __repr__(self) -> str:
+        cols = ", ".join(f"{f.name}: {f.type}" for f in self.schema)
+        return (f"QdfFile({self.path!r}, rows={self.num_rows}, row_groups={self.num_row_groups}, "
+                f"bytes={self.size}, columns=[{cols}])")
+
+    def _repr_html_(self) -> str:
+        from .summary import repr_html
+
+        return repr_html(self)
+
+
+def _project_metadata(schema: pa.Schema, names: list[str]) -> dict[bytes, bytes] | None:
+    """Schema metadata whose pandas part describes only the columns read.
+
+    pandas parses the dtype of every column its metadata lists, present or not, and
+    cannot parse some (``list<item: int64>[pyarrow]``), so absent ones are dropped.
+    """
+    meta = dict(schema.metadata or {})
+    raw = meta.get(b"pandas")
+    if raw is None or len(names) == len(schema):
+        return meta or None
+    try:
+        pd_meta = json.loads(raw)
+        keep = set(names)
+        pd_meta["columns"] = [c for c in pd_meta.get("columns", []) if c.get("field_name") in keep]
+    except (ValueError, TypeError, AttributeError):
+        return meta  # convert_output reports unusable pandas metadata
+    meta[b"pandas"] = json.dumps(pd_meta).encode()
+    return meta
+
+
+def _to_file_dictionary(col: pa.ChunkedArray, t: pa.DictionaryType, values: pa.Array) -> pa.ChunkedArray:
+    """Re-index a decoded column against the file-wide dictionary (exact categories and order)."""
+    chunks = []
+    for chunk in col.chunks:
+        if pa.types.is_dictionary(chunk.type):
+            local, idx = chunk.dictionary, chunk.indices
+        else:
+            local, idx = chunk, None
+        if local.type != values.type:
+            local = local.cast(values.type)
+        pos = pc.index_in(local, value_set=values)
+        if pos.null_count != local.null_count:
+            raise ValueError("a value is not in the file's dictionary")
+        new = pos if idx is None else pos.take(idx)
+        chunks.append(pa.DictionaryArray.from_arrays(new.cast(t.index_type), values, ordered=t.ordered))
+    return pa.chunked_array(chunks, t)
+
+
+def _empty(f: pa.Field, dictionary: pa.Array | None) -> pa.Array:
+    if dictionary is not None:
+        return pa.DictionaryArray.from_arrays(pa.array([], f.type.index_type), dictionary, ordered=f.type.ordered)
+    return pa.array([], f.type)
+
+
+def _restore_pandas_dtypes(df: Any, schema: pa.Schema) -> Any:
+    raw = (schema.metadata or {}).get(PANDAS_DTYPES_KEY)
+    if not raw:
+        return df
+    import numpy as np
+    import pandas as pd
+
+    try:
+        spec = json.loads(raw)
+        for name, dtype in spec.items():
+            if name not in df.columns:
+                continue
+            s = df[name]
+            if dtype == "object":
+                s = s.astype(object)
+                s[s.isna()] = None  # Arrow has one null; pyarrow spells it None in object columns
+            else:
+                s = s.astype(pd.StringDtype("python", na_value=np.nan if dtype == "str[python]" else pd.NA))
+            df[name] = s
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise CorruptDataError(f"bad {PANDAS_DTYPES_KEY.decode()} metadata: {exc}") from None
+    return df
+
+
+def read_qdf(
+    path: Any,
+    columns: list[str] | None = None,
+    filter: Any = None,  # noqa: A002
+    output: str = "pandas",
+    *,
+    no_copy: bool = False,
+    threads: bool | int | None = None,
+    on_error: str = "raise",
+    categories: list[str] | bool | None = None,
+    storage_options: dict[str, Any] | None = None,
+) -> Any:
+    """Read a ``.qdf`` file, only the row groups, columns and rows asked for.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Local path or fsspec URL. Local files are memory-mapped; other URLs are read
+        with ranged requests (tail, footer, then only the row groups needed).
+    columns : list of str, optional
+        Columns to return, in this order (a DataFrame's stored index comes along).
+    filter : expression or pyarrow-style DNF, optional
+        As in :func:`qdf.decode`: SQL three-valued logic, only TRUE rows. Row groups
+        whose footer statistics prove no row can be TRUE are not read at all; the others
+        get the filter pushed down. A filtered read of a RangeIndex-ed frame gets a fresh
+        RangeIndex, as ``decode`` and pyarrow do.
+    output : {"pandas", "arrow", "numpy", "records"}
+    no_copy : bool
+        Let raw numeric columns be views of the memory map (they keep it alive; the file
+        must not be modified in place meanwhile -- ``write_qdf`` never does, it replaces).
+    threads : bool or int, optional
+        Row groups decoded in parallel. ``None``: up to ``min(os.cpu_count(), groups)``.
+    on_error : {"raise", "skip"}
+        ``"skip"`` leaves out row groups whose checksum or bytes are bad, with a
+        :class:`QdfWarning` naming them; the footer itself must be intact.
+    categories : list of str or bool, optional
+        String columns to return as dictionaries (pandas categoricals).
+    storage_options : dict, optional
+        fsspec options.
+
+    Raises
+    ------
+    CorruptDataError
+        A damaged row group (naming its index and byte offset) or footer.
+    TruncatedError
+        A file cut short (no trailing magic).
+    QueryError
+        An unknown column or a filter that does not fit the schema.
+    """
+    with QdfFile(path, storage_options) as f:
+        return f.read(columns, filter, output, no_copy=no_copy, threads=threads, on_error=on_error,
+                      categories=categories)

@@ -1,0 +1,207 @@
+"""Damaged, truncated, foreign and hostile .qdf files raise typed errors (docs/FORMAT.md §4.5).
+
+Contract: a damaged row group raises CorruptDataError naming the row group and its byte
+offset, and ``on_error="skip"`` reads every other group (with a warning); a damaged,
+truncated or hostile footer raises a DecodeError subclass, never another exception,
+a hang or an unbounded allocation.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+import warnings
+import zlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import qdf_columnar as qdf
+from qdf_columnar.io.layout import HEADER, MAGIC, TRAILER_SIZE
+from qdf_columnar.wire.values import dumps, loads
+
+
+@pytest.fixture()
+def written(tmp_path):
+    df = pd.DataFrame({"x": np.arange(100), "s": [f"s{i % 13}" for i in range(100)], "f": np.linspace(0, 1, 100)})
+    path = tmp_path / "f.qdf"
+    qdf.write_qdf(df, path, row_group_size=20)
+    return path, df
+
+
+def _footer(data: bytes) -> tuple[int, bytes]:
+    flen = struct.unpack_from("<Q", data, len(data) - TRAILER_SIZE)[0]
+    at = len(data) - TRAILER_SIZE - flen
+    return at, data[at:at + flen]
+
+
+def _with_footer(data: bytes, footer: bytes) -> bytes:
+    at, _ = _footer(data)
+    return data[:at] + footer + struct.pack("<QI4s", len(footer), zlib.crc32(footer), MAGIC)
+
+
+def test_corrupted_row_group_is_named_and_skippable(written):
+    path, df = written
+    f = qdf.QdfFile(path)
+    g = f.row_groups[2]
+    f.close()
+    data = bytearray(path.read_bytes())
+    data[g.offset + g.length // 2] ^= 0x5A
+    path.write_bytes(bytes(data))
+    with pytest.raises(qdf.CorruptDataError, match="row group 2 checksum mismatch") as e:
+        qdf.read_qdf(path)
+    assert e.value.row_group == 2 and e.value.offset == g.offset
+    assert f"byte {g.offset}" in str(e.value)
+    with pytest.warns(qdf.QdfWarning, match="row group 2"):
+        got = qdf.read_qdf(path, on_error="skip")
+    want = df.drop(index=range(40, 60)).reset_index(drop=True)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    # Row groups a filter prunes are never even checked.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(qdf.read_qdf(path, filter=qdf.col("x") < 40)) == 40
+
+
+def test_bad_bytes_behind_a_valid_checksum_are_located(written):
+    """A writer bug or a hostile file: the group's CRC matches but its v1 body is garbage."""
+    path, df = written
+    data = path.read_bytes()
+    at, footer = _footer(data)
+    meta = loads(footer)
+    g = meta["row_groups"][1]
+    bad = bytearray(data)
+    bad[g["offset"] + 5:g["offset"] + g["length"]] = b"\xff" * (g["length"] - 5)
+    g["crc32"] = zlib.crc32(bytes(bad[g["offset"]:g["offset"] + g["length"]]))
+    path.write_bytes(_with_footer(bytes(bad), dumps(meta, mode="balanced")))
+    with pytest.raises(qdf.DecodeError) as e:
+        qdf.read_qdf(path)
+    assert e.value.row_group == 1 and e.value.offset >= g["offset"]
+    with pytest.warns(qdf.QdfWarning, match="row group 1"):
+        got = qdf.read_qdf(path, on_error="skip", columns=["x"])
+    assert got["x"].tolist() == [*range(20), *range(40, 100)]
+
+
+def test_truncated_files(written):
+    path, _ = written
+    data = path.read_bytes()
+    for cut in [0, 1, 4, 8, 20, len(data) // 2, len(data) - TRAILER_SIZE, len(data) - 1]:
+        path.write_bytes(data[:cut])
+        with pytest.raises(qdf.DecodeError) as e:
+            qdf.QdfFile(path)
+        if cut >= len(HEADER):
+            assert isinstance(e.value, qdf.TruncatedError), (cut, e.value)
+
+
+@pytest.mark.parametrize("content,error,match", [
+    (b"", qdf.TruncatedError, "shorter"),
+    (b"PAR1" + b"\0" * 100, qdf.CorruptDataError, "not a .qdf file"),
+    (bytes(range(256)) * 4, qdf.CorruptDataError, "not a .qdf file"),
+    (HEADER + b"\0" * 40, qdf.TruncatedError, "trailing magic"),
+    (b"QDFC\x02\x00\x00\x00" + b"\0" * 40, qdf.UnsupportedVersionError, "version 2"),
+])
+def test_foreign_and_garbage_files(tmp_path, content, error, match):
+    path = tmp_path / "g.qdf"
+    path.write_bytes(content)
+    with pytest.raises(error, match=match):
+        qdf.read_qdf(path)
+
+
+def test_plain_v1_buffer_is_pointed_at_decode(tmp_path):
+    path = tmp_path / "v1.qdf"
+    path.write_bytes(qdf.encode({"x": list(range(30))}))
+    with pytest.raises(qdf.DecodeError, match=r"qdf.decode\(\)"):
+        qdf.read_qdf(path)
+
+
+def test_missing_file():
+    with pytest.raises(FileNotFoundError):
+        qdf.read_qdf("/nonexistent/dir/x.qdf")
+
+
+def test_damaged_footer_fails_its_checksum(written):
+    path, _ = written
+    data = bytearray(path.read_bytes())
+    at, footer = _footer(bytes(data))
+    data[at + len(footer) // 2] ^= 1
+    path.write_bytes(bytes(data))
+    with pytest.raises(qdf.CorruptDataError, match="footer checksum"):
+        qdf.QdfFile(path)
+
+
+def _hostile(meta: dict) -> list[dict]:
+    """Footers with a valid checksum and a lie inside."""
+    import copy
+
+    out = []
+
+    def variant(fn):
+        m = copy.deepcopy(meta)
+        fn(m)
+        out.append(m)
+
+    g = "row_groups"
+    variant(lambda m: m[g][0].update(offset=0))
+    variant(lambda m: m[g][1].update(offset=m[g][0]["offset"]))
+    variant(lambda m: m[g][-1].update(length=10**12))
+    variant(lambda m: m[g][0].update(rows=2**40))
+    variant(lambda m: m[g][0].update(rows=-1))
+    variant(lambda m: m[g][0].update(crc32="x"))
+    variant(lambda m: m.update(num_rows=m["num_rows"] + 1))
+    variant(lambda m: m.update(schema=b"\xff" * 64))
+    variant(lambda m: m.update(schema="not bytes"))
+    variant(lambda m: m.update(row_groups={"a": 1}))
+    variant(lambda m: m.update(version=[9, 0]))
+    variant(lambda m: m.update(checksum="md5"))
+    variant(lambda m: m.pop("format"))
+    variant(lambda m: m[g][0].update(stats=[]))
+    variant(lambda m: m[g][0]["stats"][0].update(lo="a"))
+    variant(lambda m: m[g][0]["stats"][0].update(lo=10**6))  # min > max
+    variant(lambda m: m[g][0]["stats"][0].update(n=10**9))
+    variant(lambda m: m[g][0]["stats"][2].update(lo=float("nan")))
+    variant(lambda m: m[g][0]["stats"][1].update(nan=3))  # NaNs in a string column
+    variant(lambda m: m.update(dictionaries={"x": b"junk"}))
+    variant(lambda m: m.update(dictionaries={"nope": b""}))
+    return out
+
+
+def test_hostile_footers_raise_corrupt_data(written):
+    path, _ = written
+    data = path.read_bytes()
+    _, footer = _footer(data)
+    meta = loads(footer)
+    for i, bad in enumerate(_hostile(meta)):
+        path.write_bytes(_with_footer(data, dumps(bad, mode="balanced")))
+        with pytest.raises(qdf.DecodeError):
+            qdf.QdfFile(path)
+        assert i >= 0
+    path.write_bytes(_with_footer(data, dumps([1, 2, 3])))
+    with pytest.raises(qdf.CorruptDataError):
+        qdf.QdfFile(path)
+    path.write_bytes(_with_footer(data, b"QDF\x01\xc0\xc0"))  # trailing bytes after the root value
+    with pytest.raises(qdf.CorruptDataError):
+        qdf.QdfFile(path)
+
+
+def test_footer_mutations_never_escape_as_other_exceptions(written):
+    """Bit flips inside the footer with a recomputed checksum: a DecodeError or a valid file."""
+    path, _ = written
+    data = path.read_bytes()
+    _, footer = _footer(data)
+    rng = random.Random(5)
+    for _ in range(250):
+        mutated = bytearray(footer)
+        pos = rng.randrange(5, len(mutated))
+        mutated[pos] = rng.choice([mutated[pos] ^ (1 << rng.randrange(8)), 0x00, 0xFF])
+        path.write_bytes(_with_footer(data, bytes(mutated)))
+        try:
+            f = qdf.QdfFile(path)
+        except qdf.DecodeError:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", qdf.QdfWarning)
+                f.read(on_error="skip", output="arrow")
+        except (qdf.DecodeError, qdf.QueryError):
+            pass
+        f.close()
