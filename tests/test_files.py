@@ -394,9 +394,8 @@ def test_remote_file_with_a_footer_beyond_the_first_tail_read(monkeypatch):
     assert calls[3:] == [(last.offset, last.offset + last.length)]
 
 
-@pytest.mark.xfail(reason="qdf.decode returns a categorical of timestamps with ns ticks labelled us "
-                          "(wire layer, not the container); the file reader refuses it as corrupt")
 def test_categorical_of_timestamps(tmp_path):
     df = pd.DataFrame({"c": pd.Categorical(pd.to_datetime(["2020-01-01", "2021-06-01"] * 5))})
     qdf.write_qdf(df, tmp_path / "ct.qdf", row_group_size=4)
     pd.testing.assert_frame_equal(qdf.read_qdf(tmp_path / "ct.qdf"), df, check_exact=True)
+    pd.testing.assert_frame_equal(qdf.decode(qdf.encode(df)), df, check_exact=True)

@@ -364,7 +364,8 @@ class ColumnDecoder:
     def _combine(self, info: ColumnInfo, sec: np.ndarray, nsec: np.ndarray, at: int, *, in_place: bool) -> np.ndarray:
         """Seconds + nanoseconds -> ticks of the column's unit (into ``sec`` when ``in_place``)."""
         n = len(sec)
-        unit = info.arrow_type.unit if pa.types.is_timestamp(info.arrow_type) else "ns"
+        t = info.arrow_type.value_type if pa.types.is_dictionary(info.arrow_type) else info.arrow_type
+        unit = t.unit if pa.types.is_timestamp(t) else "ns"  # a categorical of timestamps: its values' unit
         per = _PER_SEC[unit]
         own = in_place and sec.flags.writeable and sec.flags.c_contiguous and sec.dtype == np.int64
         out = sec if own else alloc.empty(n, np.int64)
