@@ -378,7 +378,7 @@ def test_remote_file_with_a_footer_beyond_the_first_tail_read(monkeypatch):
     rng = np.random.default_rng(2)
     t = pa.table({"id": np.arange(12_000), **{f"c{i}": rng.integers(0, 10**9, 12_000) for i in range(24)}})
     url = "memory://qdf-tests/wide.qdf"
-    qdf.write_qdf(t, url, row_group_size=40, mode="speed")
+    qdf.write_qdf(t, url, row_group_size=15, mode="speed")  # ~800 groups: a footer past the first tail read
     f = qdf.QdfFile(url)
     assert f.metadata["footer_bytes"] > TAIL_BYTES and f.size > 2 * TAIL_BYTES
     calls = []

@@ -69,14 +69,15 @@ def test_bad_bytes_behind_a_valid_checksum_are_located(written):
     data = path.read_bytes()
     at, footer = _footer(data)
     meta = loads(footer)
-    g = meta["row_groups"][1]
+    rg = meta["row_groups"]
+    off, length = int(rg["offset"][1]), int(rg["length"][1])
     bad = bytearray(data)
-    bad[g["offset"] + 5:g["offset"] + g["length"]] = b"\xff" * (g["length"] - 5)
-    g["crc32"] = zlib.crc32(bytes(bad[g["offset"]:g["offset"] + g["length"]]))
+    bad[off + 5:off + length] = b"\xff" * (length - 5)
+    rg["crc32"][1] = zlib.crc32(bytes(bad[off:off + length]))
     path.write_bytes(_with_footer(bytes(bad), dumps(meta, mode="balanced")))
     with pytest.raises(qdf.DecodeError) as e:
         qdf.read_qdf(path)
-    assert e.value.row_group == 1 and e.value.offset >= g["offset"]
+    assert e.value.row_group == 1 and e.value.offset >= off
     with pytest.warns(qdf.QdfWarning, match="row group 1"):
         got = qdf.read_qdf(path, on_error="skip", columns=["x"])
     assert got["x"].tolist() == [*range(20), *range(40, 100)]
@@ -140,26 +141,39 @@ def _hostile(meta: dict) -> list[dict]:
         fn(m)
         out.append(m)
 
-    g = "row_groups"
-    variant(lambda m: m[g][0].update(offset=0))
-    variant(lambda m: m[g][1].update(offset=m[g][0]["offset"]))
-    variant(lambda m: m[g][-1].update(length=10**12))
-    variant(lambda m: m[g][0].update(rows=2**40))
-    variant(lambda m: m[g][0].update(rows=-1))
-    variant(lambda m: m[g][0].update(crc32="x"))
+    g, st = "row_groups", "stats"
+
+    def put(m, key, field, i, value):  # set element i of a directory / statistics array
+        arr = m[key][field] if isinstance(field, str) else m[key][field[0]][field[1]]
+        arr = arr.astype(object) if isinstance(value, (str, float)) or value < 0 else arr.copy()
+        arr[i] = value
+        if isinstance(field, str):
+            m[key][field] = list(arr) if arr.dtype == object else arr
+        else:
+            m[key][field[0]][field[1]] = list(arr) if arr.dtype == object else arr
+
+    variant(lambda m: put(m, g, "offset", 0, 0))
+    variant(lambda m: put(m, g, "offset", 1, int(m[g]["offset"][0])))
+    variant(lambda m: put(m, g, "length", -1, 10**12))
+    variant(lambda m: put(m, g, "rows", 0, 2**40))
+    variant(lambda m: put(m, g, "rows", 0, -1))
+    variant(lambda m: put(m, g, "crc32", 0, "x"))
+    variant(lambda m: m[g].update(rows=m[g]["rows"][:-1]))  # arrays of different lengths
     variant(lambda m: m.update(num_rows=m["num_rows"] + 1))
     variant(lambda m: m.update(schema=b"\xff" * 64))
     variant(lambda m: m.update(schema="not bytes"))
     variant(lambda m: m.update(row_groups={"a": 1}))
+    variant(lambda m: m.update(row_groups=[1, 2]))
     variant(lambda m: m.update(version=[9, 0]))
     variant(lambda m: m.update(checksum="md5"))
     variant(lambda m: m.pop("format"))
-    variant(lambda m: m[g][0].update(stats=[]))
-    variant(lambda m: m[g][0]["stats"][0].update(lo="a"))
-    variant(lambda m: m[g][0]["stats"][0].update(lo=10**6))  # min > max
-    variant(lambda m: m[g][0]["stats"][0].update(n=10**9))
-    variant(lambda m: m[g][0]["stats"][2].update(lo=float("nan")))
-    variant(lambda m: m[g][0]["stats"][1].update(nan=3))  # NaNs in a string column
+    variant(lambda m: m.update(stats=[]))
+    variant(lambda m: m[st][0].update(lo=["a"] * len(m[st][0]["lo"])))
+    variant(lambda m: put(m, st, (0, "lo"), 0, 10**6))  # min > max
+    variant(lambda m: put(m, st, (0, "n"), 0, 10**9))
+    variant(lambda m: put(m, st, (2, "lo"), 0, float("nan")))
+    variant(lambda m: put(m, st, (1, "nan"), 0, 3))  # NaNs in a string column
+    variant(lambda m: m[st][0].pop("exact"))
     variant(lambda m: m.update(dictionaries={"x": b"junk"}))
     variant(lambda m: m.update(dictionaries={"nope": b""}))
     return out

@@ -9,7 +9,6 @@ hostile footer before anything uses it: a bad one raises ``CorruptDataError``.
 
 from __future__ import annotations
 
-import math
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -135,12 +134,28 @@ def pack_trailer(footer: bytes) -> bytes:
     return _TRAILER.pack(len(footer), zlib.crc32(footer), MAGIC)
 
 
-def _stats_entry(s: ColumnStats) -> dict[str, Any]:
-    d: dict[str, Any] = {"n": s.null_count, "nan": s.nan_count, "ab": s.arrow_bytes}
-    if s.min is not None and s.max is not None:
-        d["lo"], d["hi"] = s.min, s.max
-        if not s.exact:
-            d["x"] = False
+_LOHI_DTYPES = {"int": np.int64, "uint": np.uint64, "float": np.float64, "bool": np.bool_}
+
+
+def _stats_columns(name: str, kind: str | None, groups: list[RowGroup]) -> dict[str, Any]:
+    """One column's statistics over all row groups, as arrays (QPack slices on the wire)."""
+    st = [g.statistics[name] for g in groups]
+    d: dict[str, Any] = {
+        "n": np.array([s.null_count for s in st], dtype=np.int64),
+        "nan": np.array([s.nan_count for s in st], dtype=np.int64),
+        "ab": np.array([s.arrow_bytes for s in st], dtype=np.uint64),
+    }
+    has = np.array([kind is not None and s.min is not None and s.max is not None for s in st], dtype=np.bool_)
+    if has.any():
+        d["has"] = has
+        if kind in _LOHI_DTYPES:
+            dt = _LOHI_DTYPES[kind]
+            d["lo"] = np.array([s.min if h else 0 for s, h in zip(st, has)], dtype=dt)
+            d["hi"] = np.array([s.max if h else 0 for s, h in zip(st, has)], dtype=dt)
+        else:  # str / bytes: one value per group, None where not kept
+            d["lo"] = [s.min if h else None for s, h in zip(st, has)]
+            d["hi"] = [s.max if h else None for s, h in zip(st, has)]
+        d["exact"] = np.array([s.exact for s in st], dtype=np.bool_)
     return d
 
 
@@ -166,13 +181,16 @@ def build_footer(
         "num_rows": sum(g.num_rows for g in groups),
         "checksum": "crc32",
         "dictionaries": dicts,
-        "row_groups": [
-            {"offset": g.offset, "length": g.length, "rows": g.num_rows, "crc32": g.crc32,
-             "stats": [_stats_entry(g.statistics[n]) for n in names]}
-            for g in groups
-        ],
+        # Columnar: one array per field over the row groups (QPack slices), so a reader
+        # decodes the directory and the statistics of thousands of groups in a few calls.
+        "row_groups": {
+            "offset": np.array([g.offset for g in groups], dtype=np.uint64),
+            "length": np.array([g.length for g in groups], dtype=np.uint64),
+            "rows": np.array([g.num_rows for g in groups], dtype=np.uint64),
+            "crc32": np.array([g.crc32 for g in groups], dtype=np.uint64),
+        },
+        "stats": [_stats_columns(n, stat_kind(t), groups) for n, t in zip(names, schema.types)],
     }
-    # Shape interning (balanced mode) declares the repeated stats map layouts once.
     return dumps(footer, mode="balanced")
 
 
@@ -219,63 +237,87 @@ def _uint(v: Any, what: str, at: int, hi: int = 1 << 64, row_group: int | None =
     return v
 
 
-_SCALAR_TYPES = {"int": (int,), "uint": (int,), "bool": (bool,), "string": (str,), "binary": (bytes,)}
+def _int_array(v: Any, what: str, n: int, at: int) -> np.ndarray:
+    """A length-``n`` integer array from the footer (QPack slices decode to numpy; an
+    empty list is a zero-length slice)."""
+    if isinstance(v, list) and not v:
+        v = np.zeros(0, dtype=np.int64)
+    _need(isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "iu" and len(v) == n,
+          f"{what} is not {n} integers", at)
+    if v.dtype.kind == "u" and n and int(v.max()) >= 1 << 63:
+        raise CorruptDataError(f"bad footer: {what} holds a value beyond 2**63", offset=at)
+    return v.astype(np.int64)
 
 
-def _fast_stats(e: Any, kind: str | None, rows: int) -> ColumnStats | None:
-    """The stats entry when it is well-formed, else None (then ``_parse_stats`` says why).
-
-    Exists because a footer holds groups x columns entries: this path builds no message.
-    """
-    if type(e) is not dict:
-        return None
-    n, nan, ab = e.get("n"), e.get("nan", 0), e.get("ab", 0)
-    if type(n) is not int or type(nan) is not int or type(ab) is not int:
-        return None
-    if n < 0 or nan < 0 or not 0 <= ab < 1 << 64 or n + nan > rows or (nan and kind != "float"):
-        return None
-    lo, hi = e.get("lo"), e.get("hi")
-    if lo is None or hi is None or kind is None:
-        return ColumnStats(n, nan, arrow_bytes=ab)
-    if kind == "float":
-        if not (isinstance(lo, (float, np.floating)) and isinstance(hi, (float, np.floating))):
-            return None
-        lo, hi = float(lo), float(hi)
-        if lo != lo or hi != hi:  # NaN
-            return None
-    elif type(lo) not in _SCALAR_TYPES[kind] or type(hi) not in _SCALAR_TYPES[kind]:
-        return None
-    exact = e.get("x", True)
-    if not lo <= hi or n + nan >= rows or type(exact) is not bool:
-        return None
-    return ColumnStats(n, nan, lo, hi, exact, ab)
+def _bool_array(v: Any, what: str, n: int, at: int) -> np.ndarray:
+    if isinstance(v, list) and not v:
+        v = np.zeros(0, dtype=np.bool_)
+    _need(isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype == np.bool_ and len(v) == n,
+          f"{what} is not {n} booleans", at)
+    return v
 
 
-def _parse_stats(entry: Any, kind: str | None, rows: int, name: str, at: int, g: int) -> ColumnStats:
-    fast = _fast_stats(entry, kind, rows)
-    if fast is not None:
-        return fast
-    # Something is wrong: find what, for the message.
-    _need(isinstance(entry, dict), f"statistics of column {name!r} are not a map", at, g)
-    n = _uint(entry.get("n"), f"null count of {name!r}", at, rows + 1, g)
-    nan = _uint(entry.get("nan", 0), f"NaN count of {name!r}", at, rows + 1, g)
-    _need(n + nan <= rows, f"column {name!r} has {n} nulls + {nan} NaNs in {rows} rows", at, g)
-    _need(nan == 0 or kind == "float", f"column {name!r} is not float but counts NaNs", at, g)
-    ab = _uint(entry.get("ab", 0), f"Arrow size of {name!r}", at, row_group=g)
-    lo, hi = entry.get("lo"), entry.get("hi")
-    if lo is None or hi is None or kind is None:
-        return ColumnStats(n, nan, arrow_bytes=ab)
-    types = _PY_TYPES[kind]
-    ok = all(isinstance(v, types) and not (kind != "bool" and isinstance(v, bool)) for v in (lo, hi))
-    _need(ok, f"min / max of {kind} column {name!r} are {type(lo).__name__} / {type(hi).__name__}", at, g)
-    if kind == "float":
-        lo, hi = float(lo), float(hi)
-        _need(not (math.isnan(lo) or math.isnan(hi)), f"min / max of {name!r} are NaN", at, g)
-    _need(lo <= hi, f"min {lo!r} > max {hi!r} for column {name!r}", at, g)
-    _need(n + nan < rows, f"column {name!r} has min / max but no present value", at, g)
-    exact = entry.get("x", True)
-    _need(isinstance(exact, bool), f"exactness flag of {name!r} is {exact!r}", at, g)
-    raise CorruptDataError(f"bad footer: statistics of column {name!r} are malformed", offset=at, row_group=g)
+def _bounds(v: Any, kind: str, what: str, has: np.ndarray, at: int) -> list[Any]:
+    """min or max of every row group as Python values (None where not kept), type-checked."""
+    n = len(has)
+    if kind in _LOHI_DTYPES:
+        if isinstance(v, list) and not v:
+            v = np.zeros(0, dtype=_LOHI_DTYPES[kind])
+        ok = isinstance(v, np.ndarray) and v.ndim == 1 and len(v) == n
+        if kind == "bool":
+            ok = ok and v.dtype == np.bool_
+        elif kind == "float":
+            ok = ok and v.dtype.kind == "f"
+        else:
+            ok = ok and v.dtype.kind in "iu"
+        _need(ok, f"{what} is not {n} {kind} values", at)
+        if kind == "float":
+            _need(not np.isnan(v[has]).any(), f"{what} holds NaN", at)
+        elif kind == "int" and v.dtype.kind == "u" and n:
+            _need(int(v.max()) < 1 << 63, f"{what} is out of the int64 range", at)
+        vals = v.tolist()
+    else:
+        typ = str if kind == "string" else bytes
+        _need(isinstance(v, list) and len(v) == n, f"{what} is not a list of {n} values", at)
+        vals = v
+        _need(all(type(x) is typ for x, h in zip(vals, has) if h), f"{what} holds a value that is not {typ.__name__}",
+              at)
+    return [x if h else None for x, h in zip(vals, has)]
+
+
+def _column_stats(entry: Any, kind: str | None, rows: np.ndarray, name: str, at: int) -> list[ColumnStats]:
+    """Validate one column's statistics arrays; return its ColumnStats for every row group."""
+    g = len(rows)
+    _need(isinstance(entry, dict), f"statistics of column {name!r} are not a map", at)
+    n = _int_array(entry.get("n"), f"null counts of {name!r}", g, at)
+    nan = _int_array(entry.get("nan"), f"NaN counts of {name!r}", g, at)
+    ab = _int_array(entry.get("ab"), f"Arrow sizes of {name!r}", g, at)
+    _need(bool((n >= 0).all() and (nan >= 0).all() and (ab >= 0).all()), f"negative count for {name!r}", at)
+    bad = np.flatnonzero(n + nan > rows)
+    if bad.size:
+        raise CorruptDataError(f"bad footer: column {name!r} has more nulls + NaNs than rows", offset=at,
+                               row_group=int(bad[0]))
+    _need(kind == "float" or not nan.any(), f"column {name!r} is not float but counts NaNs", at)
+    n_l, nan_l, ab_l = n.tolist(), nan.tolist(), ab.tolist()
+    if "has" not in entry or kind is None:
+        return [ColumnStats(a, b, arrow_bytes=c) for a, b, c in zip(n_l, nan_l, ab_l)]
+    has = _bool_array(entry.get("has"), f"min/max flags of {name!r}", g, at)
+    exact = _bool_array(entry.get("exact"), f"exactness flags of {name!r}", g, at)
+    lo = _bounds(entry.get("lo"), kind, f"min of {name!r}", has, at)
+    hi = _bounds(entry.get("hi"), kind, f"max of {name!r}", has, at)
+    bad = np.flatnonzero(has & (n + nan >= rows))
+    if bad.size:
+        raise CorruptDataError(f"bad footer: column {name!r} has min / max but no present value", offset=at,
+                               row_group=int(bad[0]))
+    out = []
+    for i, (a, b, c, x, y, e) in enumerate(zip(n_l, nan_l, ab_l, lo, hi, exact.tolist())):
+        if x is None:
+            out.append(ColumnStats(a, b, arrow_bytes=c))
+            continue
+        if not x <= y:
+            raise CorruptDataError(f"bad footer: min {x!r} > max {y!r} for column {name!r}", offset=at, row_group=i)
+        out.append(ColumnStats(a, b, x, y, e, c))
+    return out
 
 
 def _parse_dicts(raw: Any, schema: pa.Schema, at: int) -> dict[str, pa.Array]:
@@ -325,24 +367,32 @@ def parse_footer(buf: bytes | memoryview, footer_offset: int, crc: int, data_end
         raise CorruptDataError(f"bad footer: the schema is not an Arrow IPC schema: {exc}", offset=at) from None
     _need(len(set(schema.names)) == len(schema.names), "the schema repeats a column name", at)
     kinds = [stat_kind(t) for t in schema.types]
-    raw_groups = f.get("row_groups")
-    _need(isinstance(raw_groups, list), "row_groups is not a list", at)
-    groups: list[RowGroup] = []
-    end = HEADER_SIZE
-    for i, g in enumerate(raw_groups):
-        _need(isinstance(g, dict), f"row group {i} is not a map", at, i)
-        off = _uint(g.get("offset"), "offset", at, row_group=i)
-        length = _uint(g.get("length"), "length", at, row_group=i)
-        rows = _uint(g.get("rows"), "row count", at, MAX_GROUP_ROWS + 1, i)
-        crc32 = _uint(g.get("crc32"), "checksum", at, 1 << 32, i)
-        _need(off >= end and length >= V1_HEADER_SIZE and off + length <= data_end,
-              f"row group {i} at bytes [{off}, {off + length}) overlaps another or lies outside the data", at, i)
-        end = off + length
-        stats = g.get("stats")
-        _need(isinstance(stats, list) and len(stats) == len(schema), f"row group {i} stats do not match the schema",
-              at, i)
-        parsed = {n: _parse_stats(s, k, rows, n, at, i) for n, s, k in zip(schema.names, stats, kinds)}
-        groups.append(RowGroup(i, off, length, rows, crc32, parsed))
+    rg = f.get("row_groups")
+    _need(isinstance(rg, dict), "row_groups is not a map of arrays", at)
+    off_v = rg.get("offset")
+    n_groups = len(off_v) if isinstance(off_v, (np.ndarray, list)) else -1
+    _need(n_groups >= 0, "row_groups.offset is not an array", at)
+    offs = _int_array(off_v, "row group offsets", n_groups, at)
+    lens = _int_array(rg.get("length"), "row group lengths", n_groups, at)
+    rows = _int_array(rg.get("rows"), "row group row counts", n_groups, at)
+    crcs = _int_array(rg.get("crc32"), "row group checksums", n_groups, at)
+    ends = offs + lens
+    starts_ok = offs >= np.concatenate(([HEADER_SIZE], ends[:-1])) if n_groups else np.zeros(0, bool)
+    ok = starts_ok & (lens >= V1_HEADER_SIZE) & (ends <= data_end) & (rows <= MAX_GROUP_ROWS) & (crcs < 1 << 32)
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        raise CorruptDataError(
+            f"bad footer: row group {i} at bytes [{offs[i]}, {ends[i]}) with {rows[i]} rows overlaps another, "
+            "lies outside the data or has an impossible row count or checksum", offset=at, row_group=i)
+    stats = f.get("stats")
+    _need(isinstance(stats, list) and len(stats) == len(schema), "stats do not match the schema", at)
+    per_column = [_column_stats(e, k, rows, nm, at) for e, k, nm in zip(stats, kinds, schema.names)]
+    names = schema.names
+    groups = [
+        RowGroup(i, o, ln, r, c, dict(zip(names, col_stats)))
+        for i, (o, ln, r, c, *col_stats) in enumerate(zip(offs.tolist(), lens.tolist(), rows.tolist(),
+                                                         crcs.tolist(), *per_column))
+    ]
     num_rows = _uint(f.get("num_rows"), "num_rows", at)
     _need(num_rows == sum(g.num_rows for g in groups), "num_rows is not the sum of the row groups' rows", at)
     created = f.get("created_by", "")
