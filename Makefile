@@ -25,7 +25,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check qdf_columnar kernels tests bench
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --nbmake --nbmake-timeout=300 tests notebooks
 
 bench: $(BENCH_STAMP)
 	$(PY) bench/bench_core.py

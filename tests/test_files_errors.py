@@ -168,12 +168,25 @@ def _hostile(meta: dict) -> list[dict]:
     variant(lambda m: m.update(checksum="md5"))
     variant(lambda m: m.pop("format"))
     variant(lambda m: m.update(stats=[]))
-    variant(lambda m: m[st][0].update(lo=["a"] * len(m[st][0]["lo"])))
-    variant(lambda m: put(m, st, (0, "lo"), 0, 10**6))  # min > max
-    variant(lambda m: put(m, st, (0, "n"), 0, 10**9))
-    variant(lambda m: put(m, st, (2, "lo"), 0, float("nan")))
-    variant(lambda m: put(m, st, (1, "nan"), 0, 3))  # NaNs in a string column
-    variant(lambda m: m[st][0].pop("exact"))
+    variant(lambda m: m[st].__setitem__(0, "not a buffer"))
+
+    def stats_variant(fn):  # a lie inside one column's statistics buffer
+        def change(m):
+            cols = [loads(b) for b in m[st]]
+            fn(cols)
+            m[st] = [dumps(c, mode="balanced") for c in cols]
+        variant(change)
+
+    def put_stat(cols, col, key, i, value):
+        put({"s": cols[col]}, "s", key, i, value)
+
+    stats_variant(lambda c: c[0].update(lo=["a"] * len(c[0]["lo"])))
+    stats_variant(lambda c: put_stat(c, 0, "lo", 0, 10**6))  # min > max
+    stats_variant(lambda c: put_stat(c, 0, "n", 0, 10**9))
+    stats_variant(lambda c: put_stat(c, 2, "lo", 0, float("nan")))
+    stats_variant(lambda c: put_stat(c, 1, "nan", 0, 3))  # NaNs in a string column
+    stats_variant(lambda c: c[0].pop("exact"))
+    stats_variant(lambda c: c.__setitem__(1, [1, 2]))
     variant(lambda m: m.update(dictionaries={"x": b"junk"}))
     variant(lambda m: m.update(dictionaries={"nope": b""}))
     return out
@@ -186,8 +199,10 @@ def test_hostile_footers_raise_corrupt_data(written):
     meta = loads(footer)
     for i, bad in enumerate(_hostile(meta)):
         path.write_bytes(_with_footer(data, dumps(bad, mode="balanced")))
-        with pytest.raises(qdf.DecodeError):
-            qdf.QdfFile(path)
+        with pytest.raises(qdf.DecodeError):  # at open, or when a column's statistics are first used
+            f = qdf.QdfFile(path)
+            for g in f.row_groups:
+                list(g.statistics.values())
         assert i >= 0
     path.write_bytes(_with_footer(data, dumps([1, 2, 3])))
     with pytest.raises(qdf.CorruptDataError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,7 +83,7 @@ class RowGroup:
     length: int
     num_rows: int
     crc32: int
-    statistics: dict[str, ColumnStats] = field(repr=False)
+    statistics: Mapping[str, ColumnStats] = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,10 @@ def build_footer(
             "rows": np.array([g.num_rows for g in groups], dtype=np.uint64),
             "crc32": np.array([g.crc32 for g in groups], dtype=np.uint64),
         },
-        "stats": [_stats_columns(n, stat_kind(t), groups) for n, t in zip(names, schema.types)],
+        # Each column's statistics are a v1 buffer of their own, decoded only when a
+        # filter or a summary needs that column.
+        "stats": [dumps(_stats_columns(n, stat_kind(t), groups), mode="balanced")
+                  for n, t in zip(names, schema.types)],
     }
     return dumps(footer, mode="balanced")
 
@@ -320,6 +324,45 @@ def _column_stats(entry: Any, kind: str | None, rows: np.ndarray, name: str, at:
     return out
 
 
+class _StatsTable:
+    """Every column's statistics over the row groups, decoded and validated on first use."""
+
+    def __init__(self, blobs: dict[str, tuple[bytes, str | None]], rows: np.ndarray, at: int) -> None:
+        self.blobs, self.rows, self.at = blobs, rows, at
+        self.parsed: dict[str, list[ColumnStats]] = {}
+
+    def column(self, name: str) -> list[ColumnStats]:
+        got = self.parsed.get(name)
+        if got is None:
+            from ..wire.values import loads
+
+            blob, kind = self.blobs[name]
+            try:
+                entry = loads(blob)
+            except DecodeError as exc:
+                raise CorruptDataError(f"bad footer: statistics of {name!r}: {exc.reason}", offset=self.at) from None
+            got = self.parsed[name] = _column_stats(entry, kind, self.rows, name, self.at)
+        return got
+
+
+class _GroupStats(Mapping):
+    """``RowGroup.statistics``: a read-only mapping column -> ColumnStats, lazily decoded."""
+
+    def __init__(self, table: _StatsTable, index: int) -> None:
+        self._t, self._i = table, index
+
+    def __getitem__(self, name: str) -> ColumnStats:
+        if name not in self._t.blobs:
+            raise KeyError(name)
+        return self._t.column(name)[self._i]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._t.blobs)
+
+    def __len__(self) -> int:
+        return len(self._t.blobs)
+
+
 def _parse_dicts(raw: Any, schema: pa.Schema, at: int) -> dict[str, pa.Array]:
     _need(isinstance(raw, dict), "dictionaries is not a map", at)
     out = {}
@@ -385,13 +428,12 @@ def parse_footer(buf: bytes | memoryview, footer_offset: int, crc: int, data_end
             f"bad footer: row group {i} at bytes [{offs[i]}, {ends[i]}) with {rows[i]} rows overlaps another, "
             "lies outside the data or has an impossible row count or checksum", offset=at, row_group=i)
     stats = f.get("stats")
-    _need(isinstance(stats, list) and len(stats) == len(schema), "stats do not match the schema", at)
-    per_column = [_column_stats(e, k, rows, nm, at) for e, k, nm in zip(stats, kinds, schema.names)]
-    names = schema.names
+    _need(isinstance(stats, list) and len(stats) == len(schema) and all(isinstance(b, bytes) for b in stats),
+          "stats are not one buffer per schema field", at)
+    table = _StatsTable(dict(zip(schema.names, zip(stats, kinds))), rows, at)
     groups = [
-        RowGroup(i, o, ln, r, c, dict(zip(names, col_stats)))
-        for i, (o, ln, r, c, *col_stats) in enumerate(zip(offs.tolist(), lens.tolist(), rows.tolist(),
-                                                         crcs.tolist(), *per_column))
+        RowGroup(i, o, ln, r, c, _GroupStats(table, i))
+        for i, (o, ln, r, c) in enumerate(zip(offs.tolist(), lens.tolist(), rows.tolist(), crcs.tolist()))
     ]
     num_rows = _uint(f.get("num_rows"), "num_rows", at)
     _need(num_rows == sum(g.num_rows for g in groups), "num_rows is not the sum of the row groups' rows", at)

@@ -171,8 +171,8 @@ class Pruner:
         assert isinstance(expr, (Cmp, IsIn, IsNull))
         return self._leaf(expr, group, why)
 
-    def __call__(self, group: RowGroup) -> tuple[bool, str]:
-        """(read this row group?, why)."""
+    def __call__(self, group: RowGroup, *, why: bool = True) -> tuple[bool, str]:
+        """(read this row group?, why); with ``why=False`` a skip's reason is not worded."""
         if group.num_rows == 0:
             return False, "empty row group"
         if self.expr is None:
@@ -180,4 +180,4 @@ class Pruner:
         if self._verdict(self.expr, group, why=False).may_true:
             return True, "statistics allow a match"
         # Reasons are only worded for the groups that are skipped.
-        return False, self._verdict(self.expr, group, why=True).not_true
+        return False, self._verdict(self.expr, group, why=True).not_true if why else "statistics rule out a match"

@@ -198,10 +198,11 @@ class QdfFile:
                     raise err.with_location(column=leaf.column) from None
         return {c: kinds[c] for c in expr.columns()}
 
-    def _plan(self, filter: Any) -> tuple[Expr | None, list[tuple[RowGroup, bool, str]]]:  # noqa: A002
+    def _plan(self, filter: Any, *, why: bool = True) -> tuple[Expr | None, list[tuple[RowGroup, bool, str]]]:  # noqa: A002
+        """(the filter, per row group: (group, read it?, why)); reasons only with ``why``."""
         expr = as_expr(filter)
         prune = Pruner(expr, self._filter_kinds(expr))
-        return expr, [(g, *prune(g)) for g in self._meta.row_groups]
+        return expr, [(g, *prune(g, why=why)) for g in self._meta.row_groups]
 
     # ------------------------------------------------------------------ reading
 
@@ -226,7 +227,7 @@ class QdfFile:
         if columns is not None:
             columns = _check_columns(columns, names)
         cats = self._categories(categories)
-        expr, plan = self._plan(filter)
+        expr, plan = self._plan(filter, why=False)  # a read needs no wording of skip reasons
         groups = [g for g, read, _ in plan if read]
         proj = names if columns is None else columns + [
             c for c in pandas_index_columns((schema.metadata or {}).get(b"pandas"), names) if c not in columns
