@@ -19,9 +19,11 @@ import numpy as np
 
 from ._jit import kernel
 from ._status import ERR_CORRUPT, ERR_TRUNCATED
+from .bitpack import fast_count, load_le64, load_le64_tail
 
 _U0 = np.uint64(0)
 _U1 = np.uint64(1)
+_U3 = np.uint64(3)
 _U7 = np.uint64(7)
 _U8 = np.uint64(8)
 _FF = np.uint64(0xFF)
@@ -156,7 +158,8 @@ def alp_decode(src, width, for_min, pe, ie, exact, out):
     """Unpack the FOR body and reconstruct into ``out`` (float64 or float32, length n).
 
     Returns n, ERR_TRUNCATED (body shorter than ceil(n*width/8)) or ERR_CORRUPT when
-    I = unpacked + forMin overflows int64 (Go ErrInvalidLength).
+    I = unpacked + forMin overflows int64 (Go ErrInvalidLength). The body is read a
+    word at a time (bitpack.unpack_for's reader: one unaligned load per value).
     """
     n = np.uint64(out.shape[0])
     b = np.uint64(width)
@@ -165,21 +168,21 @@ def alp_decode(src, width, for_min, pe, ie, exact, out):
         for i in range(n):
             out[i] = c
         return np.int64(n)
-    if (n * b + _U7) // _U8 > np.uint64(src.shape[0]):
+    if b > np.uint64(56):
+        return ERR_CORRUPT
+    nbytes = np.uint64(src.shape[0])
+    if (n * b + _U7) // _U8 > nbytes:
         return ERR_TRUNCATED
     mask = (_U1 << b) - _U1
     lim = _I64_MAX - for_min if for_min > 0 else _I64_MAX
-    acc = _U0
-    have = _U0
-    pos = _U0
+    nf = fast_count(nbytes, b, n)
     for i in range(n):
-        while have < b:
-            acc |= np.uint64(src[pos]) << have
-            pos += _U1
-            have += _U8
-        u = np.int64(acc & mask)  # < 2**56: never negative
-        acc >>= b
-        have -= b
+        bit = i * b
+        if i < nf:
+            w = load_le64(src, bit >> _U3)
+        else:
+            w = load_le64_tail(src, bit >> _U3)
+        u = np.int64((w >> (bit & _U7)) & mask)  # < 2**56: never negative
         if u > lim:
             return ERR_CORRUPT
         iv = u + for_min
@@ -427,13 +430,66 @@ def alprd_encode(bits, left_bw, dict_in, dict_n, out, pos, exc_idx):
 
 
 @kernel
-def alprd_patch(src, pos, nexc, rbw, rights, out_bits):
+def alprd_decode(codes, cbits, rights, rbw, table, out_bits):
+    """Rebuild ALP-RD doubles: out_bits[i] = table[code_i] << rbw | right_i.
+
+    codes: the LSB-first code body at ``cbits`` (0..3; 0 means every code is 0, no body);
+    rights: the right-bits body at ``rbw`` (48..56) bits. Both bodies are read a word at
+    a time (bitpack.unpack_for's reader) in one fused pass. Returns n, ERR_TRUNCATED
+    (a body shorter than its n values) or ERR_CORRUPT (a code >= len(table); widths
+    outside those ranges or an empty table).
+    """
+    n = np.uint64(out_bits.shape[0])
+    cb = np.uint64(cbits)
+    rb = np.uint64(rbw)
+    d = np.uint64(table.shape[0])
+    ncb = np.uint64(codes.shape[0])
+    nrb = np.uint64(rights.shape[0])
+    if d == _U0 or cb > _U3 or rb == _U0 or rb > np.uint64(56):
+        return ERR_CORRUPT
+    if (n * cb + _U7) // _U8 > ncb or (n * rb + _U7) // _U8 > nrb:
+        return ERR_TRUNCATED
+    rmask = (_U1 << rb) - _U1
+    nf = fast_count(nrb, rb, n)
+    if cb == _U0:
+        left = np.uint64(table[0]) << rb
+        for i in range(n):
+            bit = i * rb
+            if i < nf:
+                w = load_le64(rights, bit >> _U3)
+            else:
+                w = load_le64_tail(rights, bit >> _U3)
+            out_bits[i] = left | ((w >> (bit & _U7)) & rmask)
+        return np.int64(n)
+    cmask = (_U1 << cb) - _U1
+    ncf = fast_count(ncb, cb, n)
+    for i in range(n):
+        cbit = i * cb
+        if i < ncf:
+            cw = load_le64(codes, cbit >> _U3)
+        else:
+            cw = load_le64_tail(codes, cbit >> _U3)
+        k = (cw >> (cbit & _U7)) & cmask
+        if k >= d:
+            return ERR_CORRUPT
+        bit = i * rb
+        if i < nf:
+            w = load_le64(rights, bit >> _U3)
+        else:
+            w = load_le64_tail(rights, bit >> _U3)
+        out_bits[i] = (np.uint64(table[k]) << rb) | ((w >> (bit & _U7)) & rmask)
+    return np.int64(n)
+
+
+@kernel
+def alprd_patch(src, pos, nexc, rbw, out_bits):
     """Apply nexc ALP-RD exceptions (uvarint position, u16 LE left bits) read from src[pos:]:
-    out_bits[i] = left << rbw | rights[i]. Returns the end position, ERR_TRUNCATED, or
-    ERR_CORRUPT (position >= n or a uvarint longer than 64 bits)."""
+    out_bits[i] = left << rbw | (the right bits already in out_bits[i]). Returns the end
+    position, ERR_TRUNCATED, or ERR_CORRUPT (position >= n or a uvarint longer than 64 bits)."""
     end = src.shape[0]
     n = np.uint64(out_bits.shape[0])
     sh = np.uint64(rbw)
+    rmask = (_U1 << sh) - _U1
     for _ in range(nexc):
         idx = _U0
         shift = _U0
@@ -456,7 +512,7 @@ def alprd_patch(src, pos, nexc, rbw, rights, out_bits):
             return ERR_TRUNCATED
         left = np.uint64(src[pos]) | (np.uint64(src[pos + 1]) << _U8)
         pos += 2
-        out_bits[idx] = (left << sh) | rights[idx]
+        out_bits[idx] = (left << sh) | (out_bits[idx] & rmask)
     return pos
 
 
@@ -480,6 +536,7 @@ def _warmup() -> None:
         for src in (src_rw, src_ro):
             alp_decode(src, 8, np.int64(0), 100.0, 0.01, True, out)
             alp_patch(src, 0, 0, vb, out.view(bdt))
+    alprd_code_bits(3)  # also called from the glue (size estimates)
     keys = np.zeros(_TAB, dtype=np.uint16)
     cnts = np.zeros(_TAB, dtype=np.int32)
     dct = np.zeros(ALPRD_MAX_DICT, dtype=np.uint16)
@@ -490,7 +547,8 @@ def _warmup() -> None:
         bits.flags.writeable = writable
         alprd_plan(bits, keys, cnts, dct, meta)
         alprd_encode(bits, 12, dct, 2, buf, 0, np.zeros(3, dtype=np.int64))
-    rights = np.zeros(3, dtype=np.uint64)
     out_bits = np.zeros(3, dtype=np.uint64)
+    table = np.array([0x3FF, 0x400], dtype=np.uint64)
     for src in (buf, src_ro):
-        alprd_patch(src, 0, 0, 52, rights, out_bits)
+        alprd_decode(src, 1, src, 52, table, out_bits)
+        alprd_patch(src, 0, 0, 52, out_bits)

@@ -11,14 +11,61 @@ uint64; wrapping arithmetic is exactly what the wire specifies). Payload bytes a
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
 
 from ._jit import kernel
 from ._status import ERR_CORRUPT, ERR_TRUNCATED
 
 _U0 = np.uint64(0)
 _U1 = np.uint64(1)
+_U3 = np.uint64(3)
+_U7 = np.uint64(7)
 _U8 = np.uint64(8)
 _FF = np.uint64(0xFF)
+_MAX_BITS = np.uint64(56)  # 7 carried bits + 56 fit one 64-bit word
+
+
+# Word-at-a-time readers. An unaligned 8-byte load replaces eight byte loads and
+# shifts; the decoders call them only where they proved idx + 8 <= len(arr) (bounded
+# fast loops, tails handled separately), so they are unchecked. They are intrinsics
+# (inlined into the calling kernel, like gorilla.clz64), not kernels.
+def _byte_array(arr: types.Type, idx: types.Type) -> bool:
+    return (
+        isinstance(arr, types.Array)
+        and arr.dtype == types.uint8
+        and arr.ndim == 1
+        and arr.layout == "C"
+        and isinstance(idx, types.Integer)
+    )
+
+
+def _load64(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    ary = context.make_array(signature.args[0])(context, builder, args[0])
+    i = context.cast(builder, args[1], signature.args[1], types.intp)
+    p64 = builder.bitcast(builder.gep(ary.data, [i]), ir.IntType(64).as_pointer())
+    return builder.load(p64, align=1)
+
+
+@intrinsic
+def load_le64(typingctx, arr, idx):  # type: ignore[no-untyped-def]
+    """arr[idx:idx+8] as a little-endian uint64 (uint8 C-contiguous arr; unchecked)."""
+    if not _byte_array(arr, idx):
+        return None
+    return types.uint64(arr, idx), _load64
+
+
+@intrinsic
+def load_be64(typingctx, arr, idx):  # type: ignore[no-untyped-def]
+    """arr[idx:idx+8] as a big-endian uint64 (MSB-first bit streams; unchecked)."""
+    if not _byte_array(arr, idx):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.bswap(_load64(context, builder, signature, args))
+
+    return types.uint64(arr, idx), codegen
 
 
 @kernel
@@ -83,11 +130,35 @@ def pack_delta(values, min_delta, bits, out):
 
 
 @kernel
+def fast_count(nbytes, b, n):
+    """How many of values 0..n-1 at b bits (b >= 1) have their whole 8-byte word
+    (bytes (i*b >> 3) .. +7) inside ``nbytes``: those decode with one unchecked load."""
+    if nbytes < _U8:
+        return _U0
+    k = ((nbytes - _U8) * _U8 + _U7) // b + _U1
+    return k if k < n else n
+
+
+@kernel
+def load_le64_tail(src, pos):
+    """src[pos:pos+8] as a little-endian uint64, zero past the end (the few last values)."""
+    end = np.uint64(src.shape[0])
+    w = _U0
+    for k in range(8):
+        if pos + np.uint64(k) < end:
+            w |= np.uint64(src[pos + np.uint64(k)]) << np.uint64(8 * k)
+    return w
+
+
+@kernel
 def unpack_for(src, bits, base, out):
     """Fill ``out[i] = unpack(i) + base`` (wrapping); return n or ERR_TRUNCATED.
 
-    src: uint8[::1] body; bits 0..56 (caller checked); out: uint64[::1] of length n.
-    bits == 0 broadcasts ``base`` (E5 constant column).
+    src: uint8[::1] body; bits 0..56 (caller checked; wider: ERR_CORRUPT); out: uint64[::1]
+    of length n.
+    bits == 0 broadcasts ``base`` (E5 constant column). Value i is one unaligned
+    little-endian load at byte i*b >> 3, shifted by (i*b) & 7 (<= 7 + 56 bits: it
+    always fits); only the values whose word would cross the end take a checked read.
     """
     n = np.uint64(out.shape[0])
     b = np.uint64(bits)
@@ -95,20 +166,19 @@ def unpack_for(src, bits, base, out):
         for i in range(n):
             out[i] = base
         return np.int64(n)
-    if (n * b + np.uint64(7)) // _U8 > np.uint64(src.shape[0]):
+    if b > _MAX_BITS:
+        return ERR_CORRUPT
+    nbytes = np.uint64(src.shape[0])
+    if (n * b + _U7) // _U8 > nbytes:
         return ERR_TRUNCATED
     mask = (_U1 << b) - _U1
-    acc = _U0
-    have = _U0
-    pos = _U0
-    for i in range(n):
-        while have < b:
-            acc |= np.uint64(src[pos]) << have
-            pos += _U1
-            have += _U8
-        out[i] = (acc & mask) + base
-        acc >>= b
-        have -= b
+    nf = fast_count(nbytes, b, n)
+    for i in range(nf):
+        bit = i * b
+        out[i] = ((load_le64(src, bit >> _U3) >> (bit & _U7)) & mask) + base
+    for i in range(nf, n):
+        bit = i * b
+        out[i] = ((load_le64_tail(src, bit >> _U3) >> (bit & _U7)) & mask) + base
     return np.int64(n)
 
 
@@ -116,8 +186,9 @@ def unpack_for(src, bits, base, out):
 def unpack_delta(src, bits, first, min_delta, out):
     """Delta+FOR decode: out[0] = first, out[i] = out[i-1] + unpack(i-1) + min_delta (wrapping).
 
-    Unpack and prefix sum are fused in one pass (numba-kernels.md §8.3). Returns n
-    or ERR_TRUNCATED when ``src`` is shorter than ceil((n-1)*bits/8).
+    Unpack and prefix sum are fused in one pass (numba-kernels.md §8.3), with the
+    word-at-a-time reader of :func:`unpack_for`. Returns n or ERR_TRUNCATED when ``src``
+    is shorter than ceil((n-1)*bits/8).
     """
     n = np.uint64(out.shape[0])
     if n == _U0:
@@ -130,21 +201,22 @@ def unpack_delta(src, bits, first, min_delta, out):
             v += min_delta
             out[i] = v
         return np.int64(n)
-    if ((n - _U1) * b + np.uint64(7)) // _U8 > np.uint64(src.shape[0]):
+    if b > _MAX_BITS:
+        return ERR_CORRUPT
+    nbytes = np.uint64(src.shape[0])
+    m = n - _U1
+    if (m * b + _U7) // _U8 > nbytes:
         return ERR_TRUNCATED
     mask = (_U1 << b) - _U1
-    acc = _U0
-    have = _U0
-    pos = _U0
-    for i in range(_U1, n):
-        while have < b:
-            acc |= np.uint64(src[pos]) << have
-            pos += _U1
-            have += _U8
-        v += (acc & mask) + min_delta
-        out[i] = v
-        acc >>= b
-        have -= b
+    nf = fast_count(nbytes, b, m)
+    for i in range(nf):
+        bit = i * b
+        v += ((load_le64(src, bit >> _U3) >> (bit & _U7)) & mask) + min_delta
+        out[i + _U1] = v
+    for i in range(nf, m):
+        bit = i * b
+        v += ((load_le64_tail(src, bit >> _U3) >> (bit & _U7)) & mask) + min_delta
+        out[i + _U1] = v
     return np.int64(n)
 
 
@@ -161,23 +233,25 @@ def unpack_dict(src, bits, table, out):
         for i in range(n):
             out[i] = table[0]
         return np.int64(n)
-    if (n * b + np.uint64(7)) // _U8 > np.uint64(src.shape[0]):
+    if b > _MAX_BITS:
+        return ERR_CORRUPT
+    nbytes = np.uint64(src.shape[0])
+    if (n * b + _U7) // _U8 > nbytes:
         return ERR_TRUNCATED
     mask = (_U1 << b) - _U1
-    acc = _U0
-    have = _U0
-    pos = _U0
-    for i in range(n):
-        while have < b:
-            acc |= np.uint64(src[pos]) << have
-            pos += _U1
-            have += _U8
-        k = acc & mask
+    nf = fast_count(nbytes, b, n)
+    for i in range(nf):
+        bit = i * b
+        k = (load_le64(src, bit >> _U3) >> (bit & _U7)) & mask
         if k >= d:
             return ERR_CORRUPT
         out[i] = table[k]
-        acc >>= b
-        have -= b
+    for i in range(nf, n):
+        bit = i * b
+        k = (load_le64_tail(src, bit >> _U3) >> (bit & _U7)) & mask
+        if k >= d:
+            return ERR_CORRUPT
+        out[i] = table[k]
     return np.int64(n)
 
 

@@ -24,7 +24,7 @@ from qdf_columnar.format.tags import QPackTag
 from qdf_columnar.format.varint import encode_uvarint
 
 FLOATS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-LENGTHS = [0, 1, 7, 8, 9, 255, 256, 257, 4096]
+LENGTHS = [0, 1, 7, 8, 9, 255, 256, 257, 4096, 10_000]
 SHAPES = ["special", "equal", "walk", "prices", "ints", "bits", "sensor"]
 FORCED = [None, "raw", "gorilla", "chimp", "alp"]
 _NAN_PAYLOADS = np.array([0x7FF8000000000123, 0xFFF0000000000001, 0x7FF0000000000001], dtype=np.uint64)

@@ -34,10 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from qdf_kernels import alp as kalp
-from qdf_kernels import bitpack
 from qdf_kernels import chimp as kchimp
 from qdf_kernels import gorilla as kgor
-from qdf_kernels._status import ERR_TRUNCATED
+from qdf_kernels._status import ERR_CORRUPT, ERR_TRUNCATED
 
 from ..columns import alloc
 from ..errors import InvalidOptionError, TruncatedError, UnknownCodecError, UnsupportedTypeError
@@ -514,19 +513,17 @@ def _decode_alprd(r: ByteReader, expect: int | None) -> np.ndarray:
     need = (c * cbits + 7) // 8 + (c * rbw + 7) // 8
     if need > r.remaining:
         raise TruncatedError(f"ALP-RD bodies need {need} bytes", column=r.column, offset=at)
-    codes = np.zeros(c, dtype=np.uint64)
-    if cbits:
-        bitpack.unpack_for(r.take_array((c * cbits + 7) // 8), cbits, np.uint64(0), codes)
-        if int(codes.max()) >= dn:
-            raise r.corrupt("ALP-RD dictionary code out of range", at)
-    rights = alloc.empty(c, np.uint64)
-    bitpack.unpack_for(r.take_array((c * rbw + 7) // 8), rbw, np.uint64(0), rights)
-    np.bitwise_or(table[codes] << np.uint64(rbw), rights, out=out)
+    codes = r.take_array((c * cbits + 7) // 8)
+    rights = r.take_array((c * rbw + 7) // 8)
+    rc = int(kalp.alprd_decode(codes, cbits, rights, rbw, table, out))
+    if rc == ERR_CORRUPT:
+        raise r.corrupt("ALP-RD dictionary code out of range", at)
+    _check(r, rc, "ALP-RD bodies", at)
     k = _exc_count(r, c, 3)
     if k:
         at = r.pos
         tail = r.array()[r.pos : r.end]
-        end = int(kalp.alprd_patch(tail, 0, k, rbw, rights, out))
+        end = int(kalp.alprd_patch(tail, 0, k, rbw, out))
         _check(r, end, "ALP-RD exception list", at)
         r.pos += end
     return out.view(np.float64)
