@@ -25,10 +25,13 @@ from .errors import (
     UnsupportedTypeError,
     UnsupportedVersionError,
 )
+from .accessor import register as _register_accessor
 from .options import Options
 from .query import Expr, col
 
 __version__ = "0.1.0"
+
+_register_accessor()  # df.to_qdf / df.qdf; registers when pandas is imported, never imports it
 
 __all__ = [
     "encode",
@@ -39,6 +42,7 @@ __all__ = [
     "write_qdf",
     "read_qdf",
     "QdfFile",
+    "parse_where",
     "col",
     "Expr",
     "Options",
@@ -68,6 +72,10 @@ def __getattr__(name: str) -> Any:
         from . import io
 
         return getattr(io, name)
+    if name == "parse_where":
+        from .query.parse import parse_where
+
+        return parse_where
     if name == "explain":
         from .breakdown import explain
 
