@@ -25,6 +25,7 @@ KERNEL_MODULES: list[str] = [
     "gorilla",
     "chimp",
     "alp",
+    "dense_strings",
 ]
 
 

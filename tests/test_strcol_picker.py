@@ -21,7 +21,18 @@ import qdf_columnar as qdf
 from qdf_columnar.format.varint import uvarint_len
 from qdf_columnar.options import Options
 from qdf_columnar.wire.dense import DenseWriter
-from qdf_columnar.wire.strcol_write import _Column, _per_value
+from qdf_columnar.wire.strcol_write import (
+    HEAD_ROWS,
+    PER_VALUE_HEAD_PCT,
+    _alpha_plan,
+    _balanced,
+    _Column,
+    _dict_parts,
+    _dict_smallest,
+    _per_value,
+    _raw,
+    write_string_column,
+)
 
 LENGTHS = [0, 1, 7, 8, 9, 255, 256, 257, 4096]
 SHAPES = ["pool", "zipf", "hex", "text", "constant", "empty", "nonascii", "binary", "mixed", "long"]
@@ -115,6 +126,7 @@ def _check_table(vals: list, typ: pa.DataType) -> None:
     if n:
         assert sizes["compression"] <= sizes["balanced"], sizes
         assert sizes["compression"] <= _raw_bound(vals), (sizes, _raw_bound(vals))
+        assert sizes["balanced"] <= _raw_bound(vals), (sizes, _raw_bound(vals))  # F8 is a balanced candidate
 
 
 @given(n=st.sampled_from(LENGTHS), shape=st.sampled_from(SHAPES), seed=st.integers(0, 2**32 - 1),
@@ -172,16 +184,17 @@ def test_hex_ids_keep_alphabet_packing_in_compression_mode() -> None:
         assert cmp_.loc[c, "bytes"] == bal.loc[c, "bytes"]
 
 
-def test_compression_mode_tries_the_dictionary_past_the_head_gate() -> None:
+def test_both_modes_try_the_dictionary_past_the_head_gate() -> None:
     # 200 values in round-robin: the first 64 rows are all distinct, so the reference's
-    # gate skips the dictionary in balanced mode; compression mode sizes it and takes it.
+    # gate skips the dictionary (it would pick alphabet packing); both modes size the
+    # dictionary anyway and take it, as the smallest form.
     vals = [f"category-{i % 200:03d}" for i in range(20000)]
     t = pa.table({"s": vals})
     bal = qdf.explain(qdf.encode(t, mode="balanced")).set_index("column")
     cmp_ = qdf.explain(qdf.encode(t, mode="compression")).set_index("column")
-    assert bal.loc["s", "codec"] != "ColStrDict"
-    assert cmp_.loc["s", "codec"] in ("ColStrDict", "ColStrDictFC", "ColStrDictQ")
-    assert cmp_.loc["s", "bytes"] < bal.loc["s", "bytes"]
+    dicts = ("ColStrDict", "ColStrDictFC", "ColStrDictQ")
+    assert bal.loc["s", "codec"] in dicts and cmp_.loc["s", "codec"] in dicts
+    assert cmp_.loc["s", "bytes"] == bal.loc["s", "bytes"]
     assert qdf.decode(qdf.encode(t, mode="compression"), output="arrow").column("s").to_pylist() == vals
 
 
@@ -225,3 +238,41 @@ def test_dense_kernel_matches_dense_writer(seed: int, n: int, distinct: int, opt
     assert form.size == len(got) - 1
     assert bytes(got) == bytes(want)
     assert _state(kern) == _state(py)
+
+
+# ---------------------------------------------------------------- balanced keeps the smallest form
+
+
+def test_balanced_keeps_per_value_strings_when_they_are_smallest() -> None:
+    # AD's MemberOf[] shape: 400 group DNs of ~45 bytes, too many for a dictionary (the Go
+    # decoder caps tables at 256); the reference order picks alphabet packing (~0.8 of the
+    # bytes), per-value interning costs ~2 bytes a row.
+    rng = np.random.default_rng(11)
+    groups = [f"CN=Group {i:03d},OU=Security Groups,DC=corp,DC=example,DC=com" for i in range(400)]
+    vals = [groups[int(i)] for i in rng.integers(0, 400, 20000)]
+    t = pa.table({"g": vals})
+    bal = qdf.encode(t, mode="balanced")
+    ex = qdf.explain(bal).set_index("column")
+    assert ex.loc["g", "codec"] == "per-value strings (Dense)"
+    col = _Column(pa.array(vals), DenseWriter(Options.BALANCED))
+    assert _dict_parts(col) is None  # 400 distinct: no dictionary form at all
+    alpha = _alpha_plan(col)
+    assert ex.loc["g", "bytes"] * 5 < alpha.size
+    assert qdf.decode(bal, output="arrow").column("g").to_pylist() == vals
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("n", [40, 3000])
+def test_balanced_is_never_larger_than_any_sized_candidate(shape: str, n: int) -> None:
+    vals, typ = _values(shape, n, n + len(shape), 0)
+    arr = pa.array(vals, typ)
+    got = bytearray()
+    write_string_column(got, arr, DenseWriter(Options.BALANCED))
+    col = _Column(arr, DenseWriter(Options.BALANCED))
+    # every form sized without a heuristic gate, and per-value strings whenever the head gate admits them
+    cands = [_balanced(col), _raw(col), _dict_smallest(col), _alpha_plan(col)]
+    if col.head_distinct() * 100 <= min(n, HEAD_ROWS) * PER_VALUE_HEAD_PCT:
+        cands.append(_per_value(col))
+    assert len(got) == min(c.size for c in cands if c is not None)
+    dp = _dict_parts(col)
+    assert dp is None or dp.d <= 256

@@ -29,6 +29,10 @@ the Go decoder accepts).
 from __future__ import annotations
 
 from collections import OrderedDict
+from itertools import islice
+
+import numpy as np
+from qdf_kernels import dense_strings as dk
 
 from ..errors import CorruptDataError, UnsupportedTypeError
 from ..format.reader import ByteReader
@@ -242,7 +246,16 @@ class DenseWriter:
 
 
 class DenseReader:
-    """Decoder-side mirror of :class:`DenseWriter` (Go ``decState``)."""
+    """Decoder-side mirror of :class:`DenseWriter` (Go ``decState``).
+
+    The state lives in one of two forms. The Python form (lists, dicts, an
+    OrderedDict for the LRU chain) serves :meth:`read_str`, one value at a time.
+    The array form (:class:`_DenseArrays`) serves :meth:`scan_values`, the Numba
+    kernel that reads a whole column of per-value strings. Each switches to its
+    form on entry, converting only when the other form was last in use, so a run
+    of per-value columns converts once. ``values`` may hold ``None`` for ids the
+    kernel interned: their bytes are in the array form's slab (:meth:`value`).
+    """
 
     __slots__ = (
         "values",
@@ -255,10 +268,12 @@ class DenseReader:
         "lru",
         "shapes",
         "last_bin",
+        "_arrs",
+        "_native",
     )
 
     def __init__(self) -> None:
-        self.values: list[bytes] = []  # intern id -> raw bytes
+        self.values: list[bytes | None] = []  # intern id -> raw bytes (None: in the slab, see value())
         self.kinds = bytearray()  # intern id -> 1 if registered by E2 (bytes), 0 for E0 (str)
         self.strs: list[str | None] = []  # lazily decoded UTF-8 per id
         self.last_id = _INVALID
@@ -270,6 +285,16 @@ class DenseReader:
         self.shapes: list[tuple[str, ...]] = []  # shape id - 1 -> key names
         #: After :meth:`read_str`: whether the value read is a byte string (bin tag or E2-registered id).
         self.last_bin = False
+        self._arrs: _DenseArrays | None = None
+        self._native = False  # True while the array form holds the current state
+
+    def value(self, id_: int) -> bytes:
+        """The bytes of intern id ``id_`` (materialised from the slab on first use)."""
+        v = self.values[id_]
+        if v is None:
+            a = self._arrs
+            v = self.values[id_] = a.slab[a.toff[id_] : a.toff[id_ + 1]].tobytes()
+        return v
 
     def _push(self, id_: int) -> None:
         self.ring[self.head & _RING_MASK] = id_
@@ -294,7 +319,8 @@ class DenseReader:
             self.pair[self.last_id] = id_
         self.last_id = id_
         self.last_bin = bool(self.kinds[id_])
-        return self.values[id_]
+        v = self.values[id_]
+        return v if v is not None else self.value(id_)
 
     def read_str(self, r: ByteReader, tag: int) -> bytes | None:
         """Read the payload of a string-ish value whose ``tag`` was already consumed.
@@ -302,6 +328,8 @@ class DenseReader:
         Returns the raw bytes (:attr:`last_bin` tells str from bytes), or None if
         ``tag`` is not a string / bin / Dense state tag (nothing is consumed then).
         """
+        if self._native:
+            self._to_python()
         if _FIXSTR <= tag <= _FIXSTR + 31:
             return self._inline(r, tag & 0x1F, False)
         if tag == _E_REPEAT:
@@ -310,7 +338,8 @@ class DenseReader:
             id_ = self.last_id
             self.pair[id_] = id_
             self.last_bin = bool(self.kinds[id_])
-            return self.values[id_]
+            v = self.values[id_]
+            return v if v is not None else self.value(id_)
         if tag == _E_REF:
             start = r.pos - 1
             id_ = r.uvarint("a state id")
@@ -342,10 +371,7 @@ class DenseReader:
             if id_ == _EMPTY:
                 # lruIDAtRank fallback (ranks the encoder never writes, accepted by Go).
                 if rank < len(self.lru):
-                    for i, cand in enumerate(reversed(self.lru)):
-                        if i == rank:
-                            id_ = cand
-                            break
+                    id_ = next(islice(reversed(self.lru), rank, None))
                 if id_ == _EMPTY:
                     raise CorruptDataError(f"MTF rank {rank} does not name a state id", offset=start)
             return self._ref(r, id_, start)
@@ -369,8 +395,75 @@ class DenseReader:
             return self._inline(r, r.u32("a str32 length"), tag == _BIN32)
         return None
 
+    # ------------------------------------------------------- the kernel path
+    def scan_values(self, buf: np.ndarray, pos: int, end: int, n: int, starts: np.ndarray,
+                    lens: np.ndarray) -> tuple[int, int, int]:
+        """Read up to ``n`` per-value strings from ``buf[pos:end]`` with the Numba kernel.
+
+        Fills ``starts`` / ``lens`` (int64, n) as :func:`qdf_kernels.dense_strings.dense_scan_into`
+        does (start < 0: ``-(offset in slab) - 1``). Returns ``(rows read, position after
+        them, total bytes)``. Fewer than ``n`` rows means the next row is left to
+        :meth:`read_str` (which raises for anything malformed); the state is then exactly
+        as after the rows read.
+        """
+        a = self._to_arrays(n, end - pos)
+        st = a.st
+        st[dk.S_POS] = pos
+        st[dk.S_ROW] = 0
+        st[dk.S_TOTAL] = 0
+        end64 = np.int64(end)
+        n64 = np.int64(n)
+        while True:
+            status = dk.dense_scan_into(buf, end64, n64, a.toff, a.slab, a.kinds, a.pair, a.stamp, a.owner,
+                                        a.bcnt, a.ring, st, starts, lens)
+            if status != dk.NEED_SLAB:
+                break
+            a.grow_slab(int(st[dk.S_NEED]))
+        a.nslab = int(st[dk.S_NIDS])
+        return int(st[dk.S_ROW]), int(st[dk.S_POS]), int(st[dk.S_TOTAL])
+
+    @property
+    def slab(self) -> np.ndarray:
+        """The intern table's bytes (what negative starts from :meth:`scan_values` index)."""
+        return self._arrs.slab
+
+    def _to_arrays(self, n_more: int, bytes_left: int) -> _DenseArrays:
+        """Switch to the array form, with room for ``n_more`` new ids and some slab bytes."""
+        a = self._arrs
+        if a is None:
+            a = self._arrs = _DenseArrays()
+        nids = len(self.values) if not self._native else int(a.st[dk.S_NIDS])
+        a.reserve_ids(min(nids + n_more, MAX_DECODE_ENTRIES) + 1)
+        if not self._native:
+            a.load(self)
+            self._native = True
+        a.reserve_slab(int(a.st[dk.S_USED]) + min(bytes_left, 1 << 16))
+        return a
+
+    def _to_python(self) -> None:
+        """Switch back to the Python form (after the kernel ran)."""
+        self._arrs.store(self)
+        self._native = False
+
+    def state(self) -> tuple:
+        """The whole string state as plain values (tests compare the two decode paths with it)."""
+        if self._native:
+            self._to_python()
+        return (
+            [self.value(i) for i in range(len(self.values))],
+            bytes(self.kinds),
+            self.last_id,
+            list(self.ring),
+            self.head,
+            dict(self.pair),
+            list(self.lru),
+            bool(self.last_bin),
+        )
+
     def text(self, data: bytes, r: ByteReader, start: int) -> str:
         """UTF-8 decode of the value :meth:`read_str` just returned (cached per intern id)."""
+        if self._native:
+            self._to_python()
         id_ = self.last_id
         if id_ != _INVALID:
             s = self.strs[id_]
@@ -394,3 +487,132 @@ class DenseReader:
         if id_ == 0 or id_ > len(self.shapes):
             raise CorruptDataError(f"unknown map shape id {id_} ({len(self.shapes)} declared)", offset=offset)
         return self.shapes[id_ - 1]
+
+
+class _DenseArrays:
+    """The array form of a :class:`DenseReader`'s string state (see qdf_kernels.dense_strings).
+
+    The slab and its offsets are append-only and stay valid in both forms: ids below
+    ``nslab`` have their bytes here, so the Python form keeps ``None`` for them until
+    read. The other arrays are current only while the reader is in the array form, and
+    only their first ``nids`` entries (``clock`` for ``owner``) mean anything: loading
+    and storing cost O(ids), never O(capacity).
+    """
+
+    __slots__ = ("toff", "slab", "kinds", "pair", "stamp", "owner", "bcnt", "ring", "st", "nslab")
+
+    def __init__(self) -> None:
+        cap = 64
+        self.toff = np.zeros(cap + 1, np.int64)
+        self.slab = np.empty(1 << 12, np.uint8)
+        self.kinds = np.zeros(cap, np.uint8)
+        self.pair = np.full(cap, -1, np.int64)
+        self.stamp = np.zeros(cap, np.int64)
+        self.owner = np.full(_owner_size(cap), -1, np.int64)
+        self.bcnt = np.zeros(_block_slots(len(self.owner)), np.int64)
+        self.ring = np.full(RING_SIZE, _EMPTY, np.int64)
+        self.st = np.zeros(dk.S_LEN, np.int64)
+        self.st[dk.S_MAXIDS] = MAX_DECODE_ENTRIES
+        self.nslab = 0
+
+    def reserve_ids(self, need: int) -> None:
+        cap = len(self.kinds)
+        if need <= cap:
+            return
+        cap = max(need, 2 * cap)
+
+        def grow(arr: np.ndarray, size: int, keep: int) -> np.ndarray:
+            out = np.empty(size, arr.dtype)
+            out[:keep] = arr[:keep]
+            return out
+
+        nids = int(self.st[dk.S_NIDS])
+        self.toff = grow(self.toff, cap + 1, len(self.toff))
+        self.kinds = grow(self.kinds, cap, nids)
+        self.pair = grow(self.pair, cap, nids)
+        self.stamp = grow(self.stamp, cap, nids)
+        clock = int(self.st[dk.S_CLOCK])
+        self.owner = grow(self.owner, _owner_size(cap), clock)
+        self.bcnt = np.zeros(_block_slots(len(self.owner)), np.int64)
+        self.bcnt[: _blocks(clock)] = np.bincount(np.flatnonzero(self.owner[:clock] >= 0) >> dk.BLOCK_SHIFT,
+                                                   minlength=_blocks(clock))[: _blocks(clock)]
+
+    def reserve_slab(self, need: int) -> None:
+        if need > len(self.slab):
+            self.grow_slab(need)
+
+    def grow_slab(self, need: int) -> None:
+        out = np.empty(max(need, 2 * len(self.slab)), np.uint8)
+        used = int(self.st[dk.S_USED])
+        out[:used] = self.slab[:used]
+        self.slab = out
+
+    def load(self, d: DenseReader) -> None:
+        """Python form -> arrays (the id arrays already have room for every id)."""
+        nids = len(d.values)
+        st = self.st
+        if self.nslab < nids:  # ids the Python reader interned since the slab was last synced
+            new = d.values[self.nslab :]
+            blob = b"".join(new)
+            used = int(st[dk.S_USED])
+            self.reserve_slab(used + len(blob))
+            self.slab[used : used + len(blob)] = np.frombuffer(blob, np.uint8)
+            ends = np.fromiter((len(v) for v in new), np.int64, count=len(new))
+            np.cumsum(ends, out=ends)
+            self.toff[self.nslab + 1 : nids + 1] = used + ends
+            st[dk.S_USED] = used + len(blob)
+            self.nslab = nids
+        self.kinds[:nids] = np.frombuffer(d.kinds, np.uint8, count=nids)
+        self.pair[:nids] = -1
+        if d.pair:
+            self.pair[np.fromiter(d.pair.keys(), np.int64, len(d.pair))] = np.fromiter(d.pair.values(), np.int64,
+                                                                                     len(d.pair))
+        k = len(d.lru)  # recency order, oldest first: stamps 0..k-1
+        order = np.fromiter(d.lru, np.int64, k)
+        self.stamp[order] = np.arange(k, dtype=np.int64)
+        self.owner[:k] = order
+        nb = _blocks(k)
+        self.bcnt[:nb] = 1 << dk.BLOCK_SHIFT
+        if k & ((1 << dk.BLOCK_SHIFT) - 1):
+            self.bcnt[nb - 1] = k & ((1 << dk.BLOCK_SHIFT) - 1)
+        self.bcnt[nb : _blocks(int(st[dk.S_CLOCK])) + 1] = 0
+        st[dk.S_COUNT] = k
+        st[dk.S_CLOCK] = k
+        self.ring[:] = d.ring
+        st[dk.S_NIDS] = nids
+        st[dk.S_LAST] = d.last_id
+        st[dk.S_HEAD] = d.head
+        st[dk.S_BIN] = int(d.last_bin)
+
+    def store(self, d: DenseReader) -> None:
+        """Arrays -> Python form."""
+        st = self.st
+        nids = int(st[dk.S_NIDS])
+        old = len(d.values)
+        if nids > old:
+            d.values.extend([None] * (nids - old))
+            d.strs.extend([None] * (nids - old))
+            d.kinds += self.kinds[old:nids].tobytes()
+        hit = np.flatnonzero(self.pair[:nids] >= 0)
+        d.pair = dict(zip(hit.tolist(), self.pair[hit].tolist()))
+        owners = self.owner[: int(st[dk.S_CLOCK])]
+        d.lru = OrderedDict.fromkeys(owners[owners >= 0].tolist())
+        d.ring = self.ring.tolist()
+        d.last_id = int(st[dk.S_LAST])
+        d.head = int(st[dk.S_HEAD])
+        d.last_bin = bool(st[dk.S_BIN])
+
+
+def _owner_size(cap_ids: int) -> int:
+    """LRU stamps for ``cap_ids`` ids: at least as many again free, so renumbering is amortised O(1)."""
+    return 2 * cap_ids + (1 << dk.BLOCK_SHIFT)
+
+
+def _blocks(stamps: int) -> int:
+    """Blocks holding stamps 0 .. stamps-1."""
+    return (stamps + (1 << dk.BLOCK_SHIFT) - 1) >> dk.BLOCK_SHIFT
+
+
+def _block_slots(owner_size: int) -> int:
+    """Length of ``bcnt`` for ``owner_size`` stamps (the kernel may touch block owner_size >> 8)."""
+    return (owner_size >> dk.BLOCK_SHIFT) + 1

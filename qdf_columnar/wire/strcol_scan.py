@@ -4,12 +4,16 @@ Reads every block form (F5, FA, FC, F8, F9, FB) and per-value Dense strings, che
 each length and count against the bytes left before anything is sized. Dictionary
 codes stay bit-packed and alpha bodies stay packed until a caller materialises all
 rows or only the ones a filter kept (:mod:`qdf_columnar.wire.strcol_arrow`).
+Per-value strings are the exception: they are read by a Numba kernel
+(``qdf_kernels.dense_strings``) that replays the Dense state, then gathered into one
+slab, because later values and columns depend on that state.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from qdf_kernels import alpha as ak
+from qdf_kernels import dense_strings as dsk
 from qdf_kernels import strings as sk
 from qdf_kernels._status import ERR_TRUNCATED
 
@@ -19,6 +23,11 @@ from ..format.reader import ByteReader
 from ..format.tags import StrColTag
 from .bits import bits_for_distinct, unpack_bits
 from .strcol_write import DICT_MAX_DISTINCT
+
+#: Per-value runs this short are read by the Python reader unless the state is already in array form.
+SMALL_RUN = 8
+#: ... and so are runs with fewer rows than 1/STATE_PER_ROW of the interned ids.
+STATE_PER_ROW = 8
 
 
 def _nibble_lut(alphabet: np.ndarray, a: int) -> np.ndarray:
@@ -129,8 +138,9 @@ def _read_codes(r: ByteReader, n: int, d: int) -> tuple[np.ndarray, int]:
 def scan_string_column(r: ByteReader, n: int, dense, *, skip: bool = False) -> StringSlices | list[bytes]:
     """Parse one string column body of ``n`` values; no string bytes are copied.
 
-    Returns :class:`StringSlices` for block forms and a list of bytes for per-value
-    bodies (which must be replayed through the Dense state anyway). With ``skip``
+    Returns :class:`StringSlices` (per-value bodies are replayed through the Dense
+    state by a kernel and gathered into one slab; a list of bytes only when a row
+    needed the Python reader, see :func:`_scan_per_value`). With ``skip``
     the caller only needs the reader moved past the body: alpha-packed bodies are
     then validated for length but not unpacked.
     """
@@ -216,7 +226,39 @@ def scan_string_column(r: ByteReader, n: int, dense, *, skip: bool = False) -> S
         sl.n = n
         return sl
     r.need(n, "per-value strings")  # each value takes at least one byte
-    return [read_str_bytes(r, dense) for _ in range(n)]
+    return _scan_per_value(r, n, dense, skip)
+
+
+def _scan_per_value(r: ByteReader, n: int, dense, skip: bool) -> StringSlices | list[bytes]:
+    """M per-value strings: the Dense kernel reads the run and replays the intern state.
+
+    The kernel stops before any row it does not take (anything malformed); that row and
+    the rest are then read by :meth:`DenseReader.read_str`, which raises the usual typed
+    error from the same state, so both paths decode (and fail) identically.
+    """
+    if not dense._native and (n <= SMALL_RUN or n * STATE_PER_ROW < len(dense.values)):
+        # Switching the state to its array form costs O(interned ids): only for runs long
+        # enough to pay for it, so no input can make the switches dominate.
+        return [read_str_bytes(r, dense) for _ in range(n)]
+    src = r.array()
+    starts = np.empty(n, dtype=np.int64)
+    lens = np.empty(n, dtype=np.int64)
+    done, pos, total = dense.scan_values(src, r.pos, r.end, n, starts, lens)
+    r.pos = pos
+    if done < n:
+        slab = dense.slab
+        vals = [(src[s : s + ln] if s >= 0 else slab[-s - 1 : -s - 1 + ln]).tobytes()
+                for s, ln in zip(starts[:done].tolist(), lens[:done].tolist())]
+        vals += [read_str_bytes(r, dense) for _ in range(n - done)]
+        return vals
+    if skip:
+        return StringSlices(np.zeros(0, np.uint8), np.zeros(n, np.int64), np.zeros(n, np.int64))
+    offsets = alloc.empty(n + 1, np.int64)
+    data = alloc.empty(total, np.uint8)
+    dsk.dense_gather_into(src, dense.slab, starts, lens, offsets, data)
+    sl = StringSlices(data, None, None, offsets=offsets)
+    sl.n = n
+    return sl
 
 
 def read_str_bytes(r: ByteReader, dense) -> bytes:

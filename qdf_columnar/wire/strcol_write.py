@@ -1,6 +1,7 @@
 """Write the body of a string column: the string picker (qdf-wire-v1.md §3.3).
 
-**Balanced mode** follows the reference's order; the first form whose gate passes wins:
+**The reference order** (:func:`_balanced`, the reference's ``writeStringColumn``): the
+first form whose gate passes wins:
 
 1. Dictionary (F5, front-coded FA, QPack-indexed FC) when n >= 16, the first 64 rows
    are at most 70 % distinct, 2..256 distinct values and the index beats per-value
@@ -14,29 +15,37 @@
    strictly smaller form wins; an exact tie keeps the estimate's choice.
 4. Per-value strings through the Dense intern table.
 
-**Compression mode** (``fsst=True``, Options.FSST) sizes every eligible form exactly
-and keeps the smallest, so a string column is never larger than in balanced mode and
-never larger than its F8 form:
+**Both modes** then size the other eligible forms exactly and keep the smallest
+(:func:`_smallest`), so a string column is never larger than the reference-order
+choice nor than its F8 form:
 
-* the balanced choice above (it wins ties);
+* the reference-order choice above (it wins ties);
 * the dictionary, as the smallest of F5 / FA / FC, whenever the column has 2..256
   distinct values (no head-sample or per-value gate, any n; the first 1024 rows are
-  checked first so high-cardinality columns are not hashed for it);
+  checked first so high-cardinality columns are not hashed for it). Never more than
+  256 entries: the Go decoder rejects larger F5 / FA / FC tables;
 * alphabet packing whenever the bytes use 2..64 distinct values (no head-sample or
   raw-floor gate, any n);
 * the raw slab at any n;
-* per-value strings when the balanced picker reaches them, or when the first 1024
+* per-value strings when the reference order reaches them, or when the first 1024
   rows are at most 75 % distinct (a cheap guard: with fewer repeats interning loses
-  to the raw slab and FSST, and sizing it costs a hash of the whole column) and
-  their floor (one byte a row plus the bytes of inline short strings) is below the
-  best so far;
-* FSST (F6, n >= 16) last, gated on being strictly smaller than the best of the
-  others: a lower bound is checked before training and a held-out projection before
-  the full encode (:func:`qdf_columnar.codecs.fsst.fsst_block`).
+  to the raw slab and alphabet packing, and sizing it costs a hash of the whole
+  column) and their floor (one byte a row plus the bytes of inline short strings) is
+  below the best so far.
 
-Per-value sizes depend on the Dense state left by earlier columns, so "never larger
-than balanced" is per column given the same state; a column whose strings repeat an
-earlier column's can differ when that earlier column took another form.
+Alphabet packing, the raw slab and per-value strings are only sized when a lower
+bound (a bit per character; a byte per row plus the bytes; a byte per row) leaves
+them a chance, so a dictionary column pays for none of them.
+
+**Compression mode** (``fsst=True``, Options.FSST) adds FSST (F6, n >= 16) last, gated
+on being strictly smaller than the best of the others: a lower bound is checked before
+training and a held-out projection before the full encode
+(:func:`qdf_columnar.codecs.fsst.fsst_block`). So a string column is never larger in
+compression mode than in balanced mode (given the same Dense state).
+
+Per-value sizes depend on the Dense state left by earlier columns, so "never larger"
+is per column given the same state; a column whose strings repeat an earlier column's
+can differ when that earlier column took another form.
 An empty column writes nothing.
 """
 
@@ -154,7 +163,7 @@ def write_string_column(out: bytearray, arr: pa.Array, dense, *, fsst: bool = Fa
     if len(arr) == 0:
         return "empty"
     col = _Column(arr, dense)
-    form = _smallest(col) if fsst else _balanced(col)
+    form = _smallest(col, fsst=fsst)
     form.emit(out)
     return form.name
 
@@ -177,18 +186,35 @@ def _balanced(col: _Column) -> _Form:
     return values
 
 
-def _smallest(col: _Column) -> _Form:
+def _smallest(col: _Column, *, fsst: bool) -> _Form:
+    """The smallest exact-size form; ties keep the reference-order choice (:func:`_balanced`).
+
+    Each candidate is sized only when a cheap lower bound leaves it a chance: alphabet
+    packing needs at least a bit per character, the raw slab a length byte per row plus
+    the bytes, per-value strings a byte per row plus the inline short strings.
+    """
     best = _balanced(col)
-    for form in (_dict_smallest(col), _alpha_plan(col), _raw(col)):
+    form = _dict_smallest(col)
+    if form is not None and form.size < best.size:
+        best = form
+    if 6 + ((col.total + 7) >> 3) < best.size:  # tag, a, >= 2 alphabet bytes, n, flags, L or lengths
+        form = _alpha_plan(col)
         if form is not None and form.size < best.size:
             best = form
-    if col._per_value is None and col.head_distinct() * 100 <= min(col.n, HEAD_ROWS) * PER_VALUE_HEAD_PCT:
+    if 3 + col.total + col.n < best.size:  # tag, n, total, then n x (uvarint(len), bytes)
+        form = _raw(col)
+        if form.size < best.size:
+            best = form
+    if (col._per_value is None and col.n < best.size
+            and col.head_distinct() * 100 <= min(col.n, HEAD_ROWS) * PER_VALUE_HEAD_PCT):
         short = col.lens < col.dense.min_intern
         floor = col.n + int(col.lens[short].sum())  # >= 1 byte a row, short strings inline
         if floor < best.size:
             _per_value(col)
     if col._per_value is not None and col._per_value.size < best.size:
         best = col._per_value
+    if not fsst:
+        return best
     from ..codecs.fsst import fsst_block
 
     block = fsst_block(col.offsets, col.data, col.n, limit=best.size)
@@ -199,15 +225,57 @@ def _smallest(col: _Column) -> _Form:
 
 
 class _Dict:
-    __slots__ = ("values", "idx", "d", "bits", "body_bytes", "plain")
+    """A column's first-seen dictionary (2..256 values), its packed-index facts and,
+    computed once when first asked for, the front-coded table and the QPack index."""
+
+    __slots__ = ("values", "idx", "d", "bits", "body_bytes", "plain", "n", "_fc", "_qbuf", "_forms")
 
     def __init__(self, values: list[bytes], idx: np.ndarray, n: int) -> None:
         self.values = values
         self.idx = idx
+        self.n = n
         self.d = len(values)
         self.bits = bits_for_distinct(self.d)
         self.body_bytes = (n * self.bits + 7) >> 3
         self.plain = sum(uvarint_len(len(v)) + len(v) for v in values)
+        self._fc: tuple[bytearray, list[int]] | None = None
+        self._qbuf: bytearray | None = None
+        self._forms: dict[int, _Form] = {}
+
+    @property
+    def fc(self) -> tuple[bytearray, list[int]]:
+        if self._fc is None:
+            self._fc = _front_coded_table(self.values)
+        return self._fc
+
+    @property
+    def qbuf(self) -> bytearray:
+        if self._qbuf is None:
+            self._qbuf = _qpack_indices(self)
+        return self._qbuf
+
+    def form(self, tag: int) -> _Form:
+        """The F5 / FA / FC block as a form: its exact size now, its bytes when emitted."""
+        form = self._forms.get(tag)
+        if form is None:
+            n = self.n
+            if tag == StrColTag.DICT_FC:
+                size = 1 + len(self.fc[0]) + uvarint_len(n) + self.body_bytes
+
+                def emit(out: bytearray) -> None:
+                    out += _dict_fc_block(self, self.fc, n)
+            elif tag == StrColTag.DICT_Q:
+                size = 1 + uvarint_len(self.d) + self.plain + len(self.qbuf)
+
+                def emit(out: bytearray) -> None:
+                    out += _dict_block(StrColTag.DICT_Q, self, self.qbuf)
+            else:
+                size = 1 + uvarint_len(self.d) + self.plain + uvarint_len(n) + self.body_bytes
+
+                def emit(out: bytearray) -> None:
+                    out += _dict_block(StrColTag.DICT, self, None)
+            form = self._forms[tag] = _Form("dict", size, emit)
+        return form
 
 
 def _dict_parts(col: _Column) -> _Dict | None:
@@ -238,35 +306,27 @@ def _dict_balanced(col: _Column) -> _Form | None:
     gp = len(dp.values[0])
     for v in dp.values[1:]:
         gp = _common_prefix(dp.values[0][:gp], v)
-    if gp >= 2:
-        fc = _front_coded_table(dp.values)
-        if len(fc[0]) - uvarint_len(dp.d) < dp.plain:
-            return _bytes_form("dict", _dict_fc_block(dp, fc, n))
-    qbuf = _qpack_indices(dp)
-    if len(qbuf) < dp.body_bytes:
-        return _bytes_form("dict", _dict_block(StrColTag.DICT_Q, dp, qbuf))
-    return _bytes_form("dict", _dict_block(StrColTag.DICT, dp, None))
+    if gp >= 2 and len(dp.fc[0]) - uvarint_len(dp.d) < dp.plain:
+        return dp.form(StrColTag.DICT_FC)
+    if len(dp.qbuf) < dp.body_bytes:
+        return dp.form(StrColTag.DICT_Q)
+    return dp.form(StrColTag.DICT)
 
 
 def _dict_smallest(col: _Column) -> _Form | None:
-    """Compression mode: the smallest of F5 / FA / FC whenever there are 2..256 distinct values."""
+    """The smallest of F5 / FA / FC whenever there are 2..256 distinct values (ties: FA, FC, F5)."""
     n = col.n
     if n > HEAD_ROWS and col.head_distinct() > DICT_MAX_DISTINCT:
         return None
     dp = _dict_parts(col)
     if dp is None:
         return None
-    flat = 1 + uvarint_len(dp.d) + dp.plain + uvarint_len(n) + dp.body_bytes
-    fc = _front_coded_table(dp.values)
-    front = 1 + len(fc[0]) + uvarint_len(n) + dp.body_bytes
-    qbuf = _qpack_indices(dp)
-    qpacked = 1 + uvarint_len(dp.d) + dp.plain + len(qbuf)
-    best = min(flat, front, qpacked)
-    if best == front:
-        return _bytes_form("dict", _dict_fc_block(dp, fc, n))
-    if best == qpacked:
-        return _bytes_form("dict", _dict_block(StrColTag.DICT_Q, dp, qbuf))
-    return _bytes_form("dict", _dict_block(StrColTag.DICT, dp, None))
+    best = dp.form(StrColTag.DICT_FC)
+    for tag in (StrColTag.DICT_Q, StrColTag.DICT):
+        form = dp.form(tag)
+        if form.size < best.size:
+            best = form
+    return best
 
 
 def _qpack_indices(dp: _Dict) -> bytearray:
