@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .accessor import register as _register_accessor
 from .errors import (
     CorruptDataError,
     DecodeError,
@@ -25,7 +26,6 @@ from .errors import (
     UnsupportedTypeError,
     UnsupportedVersionError,
 )
-from .accessor import register as _register_accessor
 from .options import Options
 from .query import Expr, col
 
