@@ -38,11 +38,9 @@ Run: ``make bench-compress`` or ``.venv/bin/python bench/bench_compress.py [--qu
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import gc
 import json
 import os
-import platform
 import random
 import signal
 import statistics
@@ -61,6 +59,7 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from bench import fixtures as fx_mod  # noqa: E402
+from bench.env import environment as _environment  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 #: The six fixtures the acceptance text names (with their 100x variants).
@@ -543,23 +542,7 @@ def evaluate(rows: dict[tuple[str, int], Row]) -> list[dict[str, Any]]:
 
 
 def environment() -> dict[str, Any]:
-    import importlib.metadata as md
-
-    versions = {}
-    for pkg in ("qdf-columnar", "numpy", "pyarrow", "pandas", "numba", "vortex-data"):
-        try:
-            versions[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            versions[pkg] = None
-    return {
-        "date": dt.date.today().isoformat(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "load_1min_start": round(os.getloadavg()[0], 2),
-        "packages": versions,
-    }
+    return _environment(("qdf-columnar", "numpy", "pyarrow", "pandas", "numba", "vortex-data"))
 
 
 def vortex_compact_finding() -> str:
@@ -613,7 +596,7 @@ def render(report: dict[str, Any]) -> str:
         f"{report['rounds']} shuffled interleaved rounds per fixture, one process; an operation stops repeating "
         f"once its samples add up to {report['cap']:g} s. Command: `{report['command']}`.",
         "",
-        f"Load average (1 min): {env['load_1min_start']} at the start, {report['load_1min_end']} at the end, "
+        f"Load average (1 min): {env['load_1min']} at the start, {report['load_1min_end']} at the end, "
         f"max {max(loads) if loads else '-'} around the timing rounds. With {env['cpus']} CPUs a load well above 0 "
         "means other processes shared the CPUs and the timings (not the sizes) are noisy: rerun before "
         "trusting a borderline speed verdict.",

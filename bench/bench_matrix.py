@@ -21,11 +21,8 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import datetime as dt
 import gc
 import json
-import os
-import platform
 import random
 import statistics
 import sys
@@ -42,6 +39,7 @@ import pyarrow as pa  # noqa: E402
 
 from bench import fixtures as fx_mod  # noqa: E402
 from bench import peers as peer_mod  # noqa: E402
+from bench.env import environment as _environment  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 #: A timed operation stops repeating once its samples add up to this many seconds.
@@ -230,23 +228,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- report
 def environment() -> dict[str, Any]:
-    import importlib.metadata as md
-
-    versions = {}
-    for pkg in ("numpy", "pyarrow", "pandas", "numba", "orjson", "msgpack", "protobuf", "fastavro",
-                "vortex-data", "pylance", "matplotlib", "qdf-columnar"):
-        try:
-            versions[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            versions[pkg] = None
-    return {
-        "date": dt.date.today().isoformat(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "load_1min": round(os.getloadavg()[0], 2),
-        "packages": versions,
-    }
+    return _environment(("numpy", "pyarrow", "pandas", "numba", "orjson", "msgpack", "protobuf", "fastavro",
+                 "vortex-data", "pylance", "matplotlib", "qdf-columnar"))
 
 
 def _fmt_bytes(n: int | None) -> str:

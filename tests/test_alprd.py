@@ -22,7 +22,7 @@ from hypothesis.extra import numpy as hnp
 import qdf_columnar as qdf
 from qdf_columnar.codecs import floats
 from qdf_columnar.codecs.qpack import decode_float_payload, encode_float_array, skip_payload
-from qdf_columnar.errors import CorruptDataError, DecodeError, TruncatedError
+from qdf_columnar.errors import CorruptDataError
 from qdf_columnar.format.reader import ByteReader
 from qdf_columnar.format.varint import encode_uvarint, uvarint_len
 
@@ -317,32 +317,8 @@ def test_zone_filter_over_alprd_zones() -> None:
 
 
 # ------------------------------------------------------------------ hostile input
-def _valid() -> list[bytes]:
-    return [enc(make(s, n, 3), "alprd") for s in ("unit", "mixed", "shared_left") for n in (1, 17, 40)]
-
-
-VALID = _valid()
-
-
-def test_every_prefix_truncated() -> None:
-    for payload in VALID:
-        for k in range(len(payload)):
-            with pytest.raises(TruncatedError):
-                decode_float_payload(ByteReader(payload[:k]))
-            with pytest.raises(TruncatedError):
-                skip_payload(ByteReader(payload[:k]))
-
-
-@settings(max_examples=300, deadline=None)
-@given(which=st.integers(0, len(VALID) - 1), pos=st.integers(0, 10**6), byte=st.integers(0, 255))
-def test_mutations_never_crash(which: int, pos: int, byte: int) -> None:
-    buf = bytearray(VALID[which])
-    buf[pos % len(buf)] = byte
-    for fn in (decode_float_payload, skip_payload):
-        try:
-            fn(ByteReader(bytes(buf)))
-        except DecodeError:
-            pass
+# Truncations and byte mutations of ALP-RD payloads: tests/test_floats.py (its PAYLOADS
+# include forced ALP-RD bodies).
 
 
 def _rd(n: int, left_bw: int, dct: list[int], codes: bytes, rights: bytes, exc: bytes) -> bytes:

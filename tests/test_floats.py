@@ -170,9 +170,11 @@ def _payloads() -> list[bytes]:
     for dtype in (np.float64, np.float32):
         for shape in ("special", "walk", "prices", "sensor"):
             v = make(shape, dtype, 40, 11)
-            for force in ("gorilla", "chimp", "alp"):
-                if not (force == "chimp" and dtype == np.float32):
+            for force in ("gorilla", "chimp", "alp", "alprd"):
+                if not (force in ("chimp", "alprd") and dtype == np.float32):  # f64-only kinds
                     out.append(enc(v, force))
+    rng = np.random.default_rng(3)  # ALP-RD bodies of other lengths (one and many left parts)
+    out += [enc(rng.random(n), "alprd") for n in (1, 17)]
     return out
 
 
