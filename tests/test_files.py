@@ -118,6 +118,9 @@ def test_round_trip_matrix(tmp_path, frame, index, row_group_size):
     # A projection keeps the stored index and the column dtypes.
     cols = ["cat", "dttz_ns", "str_python", "arrow_list"]
     pd.testing.assert_frame_equal(qdf.read_qdf(path, columns=cols), df[cols], check_exact=True)
+    # The pandas accessor writes the same file.
+    df.to_qdf(tmp_path / "acc.qdf", row_group_size=row_group_size)
+    pd.testing.assert_frame_equal(qdf.read_qdf(tmp_path / "acc.qdf"), df, check_exact=True)
 
 
 def test_every_row_group_is_a_v1_buffer(tmp_path, frame):

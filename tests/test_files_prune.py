@@ -248,3 +248,28 @@ def _same(a: list[dict], b: list[dict]) -> bool:
         return "nan" if isinstance(v, float) and math.isnan(v) else v
 
     return [{k: norm(v) for k, v in r.items()} for r in a] == [{k: norm(v) for k, v in r.items()} for r in b]
+
+
+def test_five_million_rows_in_fifty_groups_read_only_the_groups_that_can_match(tmp_path):
+    """The [files] acceptance shape: a 5M-row, 50-row-group file and a selective filter."""
+    n, groups = 5_000_000, 50
+    rng = np.random.default_rng(11)
+    ids = np.arange(n)
+    level = pa.DictionaryArray.from_arrays(
+        pa.array(rng.choice(4, n, p=[0.8, 0.12, 0.05, 0.03]).astype(np.int8)), ["INFO", "WARN", "ERROR", "DEBUG"])
+    table = pa.table({
+        "ts": pa.array(ids * 3_000 + 1_767_225_600_000_000, pa.timestamp("us", "UTC")),  # sorted, 3 ms apart
+        "code": pa.array(rng.integers(100, 600, n)),
+        "level": level.cast(pa.string()),
+    })
+    path = tmp_path / "five_million.qdf"
+    qdf.write_qdf(table, path, row_group_size=n // groups, mode="balanced")
+    f = qdf.QdfFile(path)
+    assert (f.num_rows, f.num_row_groups) == (n, groups)
+    lo = pd.Timestamp(1_767_225_600_000_000 + 2_000_000 * 3_000, unit="us", tz="UTC")  # rows 2.00M..2.02M
+    expr = (col("ts") >= lo) & (col("ts") < lo + pd.Timedelta(seconds=60)) & (col("level") == "ERROR")
+    plan = f.explain(expr)
+    assert plan["read"].sum() == 1 and plan.loc[plan["read"], "index"].tolist() == [20]
+    got = qdf.read_qdf(path, filter=expr, output="arrow")
+    mask = (ids >= 2_000_000) & (ids < 2_020_000) & (np.asarray(table["level"]) == "ERROR")
+    assert got.equals(table.filter(pa.array(mask)))
