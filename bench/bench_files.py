@@ -10,6 +10,9 @@ shuffled interleaved rounds and medians:
   statistics, then pushdown inside the surviving ones; one thread, like Parquet below);
 * ``pq.read_table(path, filters=dnf, use_threads=False)`` (row groups pruned by their
   statistics, then the filter);
+* the qdf read again with its parsed-footer cache emptied first (qdf keeps the parsed
+  footers of unchanged local files; Parquet parses its footer on every call), so both
+  figures are on record;
 
 for three filters: a selective time window (what footer statistics are for), the same
 window with a string predicate, and a non-prunable predicate (every row group is read).
@@ -76,6 +79,12 @@ def _timed(fn) -> float:
     return (time.perf_counter() - t0) * 1e3
 
 
+def _forget_footers() -> None:
+    from qdf_columnar.io import reader
+
+    reader._META_CACHE.clear()
+
+
 def _same_rows(got: pa.Table, want: pa.Table) -> bool:
     got = got.select(want.column_names).combine_chunks()
     return got.num_rows == want.num_rows and got.equals(want.combine_chunks())
@@ -110,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
         want = t.filter(mask)
         ops = {
             "qdf": lambda e=expr: qdf.read_qdf(paths["qdf"], filter=e, output="arrow", threads=1),
+            # qdf keeps parsed footers of unchanged local files; this one parses the footer every time.
+            "qdf, footer parsed": lambda e=expr: (_forget_footers(),
+                                                  qdf.read_qdf(paths["qdf"], filter=e, output="arrow", threads=1))[1],
             "parquet-zstd3": lambda d=dnf: pq.read_table(paths["parquet-zstd3"], filters=d, use_threads=False),
             "parquet-snappy": lambda d=dnf: pq.read_table(paths["parquet-snappy"], filters=d, use_threads=False),
         }
@@ -146,16 +158,19 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---:|---:|---:|",
         "| file bytes | " + " | ".join(f"{sizes[k]:,}" for k in ("qdf", "parquet-zstd3", "parquet-snappy")) + " |",
         "",
-        "| filter | matching rows | qdf row groups read | qdf ms | parquet-zstd3 ms | parquet-snappy ms "
-        "| zstd3 / qdf | snappy / qdf | results exact |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| filter | matching rows | qdf row groups read | qdf ms | qdf ms, footer parsed each read "
+        "| parquet-zstd3 ms | parquet-snappy ms | zstd3 / qdf | zstd3 / qdf (footer parsed) | snappy / qdf "
+        "| results exact |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         m = r["median_ms"]
         lines.append(
             f"| {r['filter']} | {r['matching_rows']:,} | {r['qdf_row_groups_read']}/{r['row_groups']} "
-            f"| {m['qdf']:.1f} | {m['parquet-zstd3']:.1f} | {m['parquet-snappy']:.1f} "
-            f"| {r['ratio_zstd3']:.2f}x | {r['ratio_snappy']:.2f}x | {all(r['lossless'].values())} |")
+            f"| {m['qdf']:.1f} | {m['qdf, footer parsed']:.1f} | {m['parquet-zstd3']:.1f} "
+            f"| {m['parquet-snappy']:.1f} | {r['ratio_zstd3']:.2f}x "
+            f"| {m['parquet-zstd3'] / m['qdf, footer parsed']:.2f}x | {r['ratio_snappy']:.2f}x "
+            f"| {all(r['lossless'].values())} |")
     lines += ["", f"**Acceptance** (selective filter, qdf >= {TARGET:g}x faster than "
               f"`pq.read_table(filters=...)` zstd-3, same row-group size): **{verdict}** "
               f"({judged['ratio_zstd3']:.2f}x on \"{judged['filter']}\").", ""]

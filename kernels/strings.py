@@ -305,6 +305,60 @@ def dense_strings_into(codes, d_off, d_data, ids, params, state, ring, pair, tou
     return np.int64(p)
 
 
+@kernel
+def front_coded_scan(buf, pos, end, prefix, suffix_at, lens, max_total):
+    """Parse ``len(prefix)`` front-coded entries (uvarint shared prefix, uvarint suffix
+    length, suffix bytes) from ``buf[pos:end]`` (the FA table of qdf-wire-v1.md §2.5).
+
+    Fills each entry's shared-prefix length, suffix start and full length; returns the
+    position after the table, ERR_TRUNCATED, ERR_CORRUPT (a prefix longer than the
+    previous entry, a bad varint) or ERR_OVERFLOW (the rebuilt table would exceed
+    ``max_total`` bytes: a prefix may repeat the previous entry for free).
+    """
+    p = np.uint64(pos)
+    e = np.uint64(end)
+    prev = np.uint64(0)
+    total = np.uint64(0)
+    for i in range(prefix.shape[0]):
+        pl, p, status = read_uvarint_at(buf, p, e)
+        if status < 0:
+            return status
+        sl, p, status = read_uvarint_at(buf, p, e)
+        if status < 0:
+            return status
+        if pl > prev:
+            return ERR_CORRUPT
+        if sl > e - p:
+            return ERR_TRUNCATED
+        prefix[i] = np.int64(pl)
+        suffix_at[i] = np.int64(p)
+        prev = pl + sl
+        lens[i] = np.int64(prev)
+        total += prev
+        if total > np.uint64(max_total):
+            return ERR_OVERFLOW
+        p += sl
+    return np.int64(p)
+
+
+@kernel
+def front_coded_build(buf, prefix, suffix_at, lens, starts, out):
+    """Rebuild the entries :func:`front_coded_scan` located, back to back into ``out``
+    (``starts`` = exclusive prefix sums of ``lens``): the shared prefix comes from the
+    previous entry, the rest from the input."""
+    prev_start = np.uint64(0)
+    for i in range(prefix.shape[0]):
+        o = np.uint64(starts[i])
+        pl = np.uint64(prefix[i])
+        for j in range(pl):
+            out[o + j] = out[prev_start + j]
+        s = np.uint64(suffix_at[i])
+        for j in range(np.uint64(lens[i]) - pl):
+            out[o + pl + j] = buf[s + j]
+        prev_start = o
+    return np.int64(prefix.shape[0])
+
+
 def _warmup() -> None:
     buf = np.frombuffer(b"\x02ab\x01c", dtype=np.uint8)
     starts = np.empty(2, dtype=np.int64)
@@ -323,6 +377,10 @@ def _warmup() -> None:
     _warmup_dense()
     _warmup_dict()
     _warmup_packed()
+    fc = np.frombuffer(b"\x00\x02ab\x01\x01c", dtype=np.uint8)  # "ab", "ac"
+    pre, at, ln = (np.empty(2, dtype=np.int64) for _ in range(3))
+    front_coded_scan(fc, np.int64(0), np.int64(len(fc)), pre, at, ln, np.int64(1 << 20))
+    front_coded_build(fc, pre, at, ln, np.array([0, 2], np.int64), np.empty(4, np.uint8))
 
 
 @kernel

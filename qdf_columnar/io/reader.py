@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import warnings
 import zlib
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -48,7 +50,32 @@ PANDAS_DTYPES_KEY = b"qdf.pandas_dtypes"
 _OUTPUTS = ("pandas", "arrow", "numpy", "records")
 
 
+#: Parsed footers of local files by (device, inode, size, mtime): a file is immutable
+#: once written (writes and appends replace it), so repeated reads of the same file in a
+#: session skip the footer parse and reuse the statistics decoded so far.
+_META_CACHE: OrderedDict[tuple[int, int, int, int], FileMeta] = OrderedDict()
+_META_CACHE_SIZE = 64
+_META_LOCK = threading.Lock()
+
+
 def _read_meta(src: LocalSource | FsspecSource) -> FileMeta:
+    key = getattr(src, "identity", None)
+    if key is not None:
+        with _META_LOCK:
+            meta = _META_CACHE.get(key)
+            if meta is not None:
+                _META_CACHE.move_to_end(key)
+                return meta
+    meta = _parse_meta(src)
+    if key is not None:
+        with _META_LOCK:
+            _META_CACHE[key] = meta
+            while len(_META_CACHE) > _META_CACHE_SIZE:
+                _META_CACHE.popitem(last=False)
+    return meta
+
+
+def _parse_meta(src: LocalSource | FsspecSource) -> FileMeta:
     size = src.size
     if size < MIN_FILE_SIZE:
         head = bytes(src.read(0, min(size, HEADER_SIZE)))

@@ -41,7 +41,11 @@ class LocalSource:
 
     def __init__(self, path: str) -> None:
         with open(path, "rb") as f:
-            self.size = os.fstat(f.fileno()).st_size
+            st = os.fstat(f.fileno())
+            self.size = st.st_size
+            #: Identifies this exact file content for the parsed-footer cache: the writer
+            #: never rewrites a file in place (it replaces it: a new inode).
+            self.identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
             # An empty file cannot be mapped; the caller reports it as truncated.
             self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if self.size else None
         self._view = memoryview(self._map) if self._map is not None else memoryview(b"")

@@ -69,20 +69,27 @@ def slices_to_arrow(sl: StringSlices | list[bytes], typ: pa.DataType, rows: np.n
 
 def _dict_to_arrow(sl: StringSlices, typ: pa.DataType, binary: bool, rows: np.ndarray | None) -> pa.Array:
     """Expand a dictionary block: validate the (small) table once, then one fused gather."""
-    tl = sl.table_lens
+    tl = np.ascontiguousarray(sl.table_lens, dtype=np.int64)
     d = len(tl)
     width = int(tl.max()) if d else 0
     words = max(1, (width + 7) >> 3)
-    table = np.zeros((d, words * 8), dtype=np.uint8)
-    for k in range(d):
-        s0 = int(sl.table_starts[k])
-        table[k, : tl[k]] = sl.src[s0 : s0 + tl[k]]
+    # The entries back to back (one kernel call), checked as UTF-8 by Arrow in one pass,
+    # then spread into fixed-width rows for the fused gather.
+    t_off = np.zeros(d + 1, dtype=np.int64)
+    np.cumsum(tl, out=t_off[1:])
+    flat = np.empty(int(t_off[-1]), dtype=np.uint8)
+    if d:
+        sk.gather_slices_into(sl.src, np.ascontiguousarray(sl.table_starts, dtype=np.int64), tl, t_off, flat)
     if not binary:
-        for k in range(d):
-            try:
-                table[k, : tl[k]].tobytes().decode("utf-8")
-            except UnicodeDecodeError:
-                raise CorruptDataError("string dictionary entry is not valid UTF-8") from None
+        entries = pa.Array.from_buffers(pa.large_string(), d, [None, pa.py_buffer(t_off), pa.py_buffer(flat)])
+        try:
+            entries.validate(full=True)
+        except pa.ArrowInvalid:
+            raise CorruptDataError("string dictionary entry is not valid UTF-8") from None
+    table = np.zeros((d, words * 8), dtype=np.uint8)
+    if len(flat):
+        entry = np.repeat(np.arange(d), tl)  # (not `rows`: that is the row selection)
+        table[entry, np.arange(len(flat)) - t_off[:-1][entry]] = flat
     packed = sl.packed if rows is None and sl._codes is None else None
     if packed is not None:  # expand straight from the packed index: no per-row code array
         body, bits = packed

@@ -15,7 +15,7 @@ import numpy as np
 from qdf_kernels import alpha as ak
 from qdf_kernels import dense_strings as dsk
 from qdf_kernels import strings as sk
-from qdf_kernels._status import ERR_TRUNCATED
+from qdf_kernels._status import ERR_OVERFLOW, ERR_TRUNCATED
 
 from ..columns import alloc
 from ..errors import CorruptDataError
@@ -315,18 +315,21 @@ def _read_alpha(r: ByteReader, n: int, *, skip: bool = False) -> StringSlices:
 
 def _read_front_coded(r: ByteReader, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rebuild a front-coded table into a fresh byte buffer; return (buffer, starts, lens)."""
-    values: list[bytes] = []
-    prev = b""
-    for _ in range(d):
-        p = r.uvarint("front-coded prefix length")
-        s = r.uvarint("front-coded suffix length")
-        if p > len(prev):
-            raise r.corrupt(f"front-coded prefix {p} is longer than the previous entry ({len(prev)} bytes)")
-        cur = prev[:p] + r.take_bytes(s, "a front-coded suffix")
-        values.append(cur)
-        prev = cur
-    blob = np.frombuffer(b"".join(values), dtype=np.uint8)
-    lens = np.array([len(v) for v in values], dtype=np.int64)
+    prefix, suffix_at, lens = (np.empty(d, dtype=np.int64) for _ in range(3))
+    # An entry may repeat its predecessor for two bytes of wire, so the rebuilt table is
+    # bounded by the decoder's output cap rather than by the bytes left.
+    cap = max(1 << 28, 64 * r.remaining)
+    pos = sk.front_coded_scan(r.array(), np.int64(r.pos), np.int64(r.end), prefix, suffix_at, lens, np.int64(cap))
+    if pos < 0:
+        if pos == ERR_TRUNCATED:
+            raise r.truncated("a front-coded dictionary table", 1)
+        if pos == ERR_OVERFLOW:
+            raise r.corrupt(f"front-coded dictionary table rebuilds to more than {cap} bytes")
+        raise r.corrupt("front-coded table: a prefix is longer than the previous entry, or a bad varint")
     starts = np.zeros(d, dtype=np.int64)
-    starts[1:] = np.cumsum(lens)[:-1]
+    if d:
+        np.cumsum(lens[:-1], out=starts[1:])
+    blob = np.empty(int(lens.sum()) if d else 0, dtype=np.uint8)
+    sk.front_coded_build(r.array(), prefix, suffix_at, lens, starts, blob)
+    r.pos = int(pos)
     return blob, starts, lens
