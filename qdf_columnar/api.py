@@ -63,6 +63,8 @@ def encode(
         without a Python loop; a Go reader sees the levels as lists of rows).
         ``"rows"`` writes the reference's ``F7`` hybrid container, nested values
         row-major per row, for consumers that need the Go library's own shape.
+        Batches of at most 64 rows are written both ways under ``"columns"`` and the
+        smaller is kept (level headers can outweigh a handful of nested values).
 
     Returns
     -------
@@ -93,9 +95,29 @@ def encode(
         from .wire.values import dumps
 
         return dumps(_rows_for_speed(tbl), mode=opts)
+    if nested == "columns" and _shred_applies(tbl):
+        shredded = _encode_columnar(tbl, opts, shred=True)
+        if tbl.num_rows > SMALL_NESTED_ROWS:
+            return shredded
+        # A handful of rows: the per-level headers and the note's nested types can cost
+        # more than row-major nested values; keep whichever layout is smaller.
+        try:
+            rows = _encode_columnar(tbl, opts, shred=False)
+        except UnsupportedTypeError:  # e.g. a repeated map key: only the shredded form holds it
+            return shredded
+        return rows if len(rows) < len(shredded) else shredded
+    return _encode_columnar(tbl, opts, shred=False)
+
+
+#: Up to this many rows, a batch with nested columns is written both ways (shredded
+#: levels and the F7 hybrid) and the smaller is kept.
+SMALL_NESTED_ROWS = 64
+
+
+def _encode_columnar(tbl: pa.Table, opts: Options, *, shred: bool) -> bytes:
     out = pack_header(header_flags(opts))
     ctx = EncodeContext(opts)
-    if nested == "columns" and _shred_applies(tbl):
+    if shred:
         from .wire.shred_write import write_shredded
 
         write_shredded(out, tbl, ctx)

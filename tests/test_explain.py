@@ -33,7 +33,8 @@ def test_breakdown_adds_up_and_names_codecs() -> None:
         assert abs(ex["share"].sum() - 1) < 1e-3
 
 
-def test_breakdown_of_hybrid_shredded_and_row_major() -> None:
+def test_breakdown_of_hybrid_shredded_and_row_major(monkeypatch) -> None:
+    monkeypatch.setattr("qdf_columnar.api.SMALL_NESTED_ROWS", 0)  # shred even 3 rows
     t = pa.table({"a": [1, 2, 3], "l": pa.array([[1], [], [2, 3]])})
     ex = qdf.explain(qdf.encode(t, nested="rows"))
     assert int(ex["bytes"].sum()) == len(qdf.encode(t, nested="rows"))

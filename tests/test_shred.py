@@ -144,7 +144,8 @@ def test_pandas_round_trip_with_index_and_arrow_dtypes() -> None:
     pd.testing.assert_frame_equal(got, df[["geo"]], check_exact=True)
 
 
-def test_a_plain_v1_reader_sees_the_levels() -> None:
+def test_a_plain_v1_reader_sees_the_levels(monkeypatch) -> None:
+    monkeypatch.setattr("qdf_columnar.api.SMALL_NESTED_ROWS", 0)  # shred even 3 rows
     t = pa.table({"id": [1, 2, 3], "l": pa.array([[1, 2], None, [3]])})
     flags, plain = open_body(qdf.encode(t))
     levels = read_value(ByteReader(plain, HEADER_SIZE), DecodeContext(flags=flags))
@@ -154,7 +155,8 @@ def test_a_plain_v1_reader_sees_the_levels() -> None:
     assert qdf.loads(qdf.encode(t)) == t.to_pylist()  # loads reassembles the rows
 
 
-def test_generated_names_never_collide_with_flat_columns() -> None:
+def test_generated_names_never_collide_with_flat_columns(monkeypatch) -> None:
+    monkeypatch.setattr("qdf_columnar.api.SMALL_NESTED_ROWS", 0)
     t = pa.table({"s.a": [9, 8], "s": pa.array([{"a": 1}, {"a": 2}]), "l[]": ["x", "y"], "l": [[1], [2]]})
     got = qdf.decode(qdf.encode(t), output="arrow")
     assert got.equals(t)
@@ -195,3 +197,13 @@ def test_pandas_output_keeps_arrow_only_types_in_arrow() -> None:
     back = qdf.decode(qdf.encode(src))
     assert back["b"].dtype == object and back["o"].dtype == object
     assert back["b"].tolist() == [b"\x00", None] and [list(v) for v in back["o"]] == [[1], [2]]
+
+
+def test_small_nested_batches_keep_the_smaller_layout() -> None:
+    one = pa.table({"id": ["x"], "tags": pa.array([{"a": [1, 2], "b": {"c": "d"}}])})
+    got = qdf.encode(one)
+    assert len(got) == min(len(qdf.encode(one, nested="rows")), len(got))
+    assert open_body(got)[1][HEADER_SIZE] == 0xF7  # one row: the row-major hybrid is smaller
+    assert qdf.decode(got, output="arrow").equals(one)
+    many = pa.concat_tables([one] * 200)
+    assert open_body(qdf.encode(many))[1][HEADER_SIZE] != 0xF7  # past 64 rows: always shredded

@@ -72,6 +72,16 @@ def columns_summary(f: QdfFile, max_row_groups: int | None) -> Any:
     for g in groups:
         part = explain(f._src.read(g.offset, g.length))
         for r in part.itertuples(index=False):
+            if r.column.startswith("(residual rows: "):
+                # An F7 group (a small nested batch): its row-major values are shared by
+                # the residual columns; each is given an equal part.
+                shared = [c for c in r.column[len("(residual rows: "):-1].split(", ") if c in enc_bytes]
+                for c in shared:
+                    part_bytes = int(r.bytes) // len(shared)
+                    codecs[c]["row-major values"] = codecs[c].get("row-major values", 0) + part_bytes
+                    kinds[c].add("nested")
+                    enc_bytes[c] += part_bytes
+                continue
             owner = _owner(r.column, names)
             if owner is None:
                 row_major |= r.kind == "row-major"
