@@ -194,6 +194,26 @@ def alp_decode(src, width, for_min, pe, ie, exact, out):
 
 
 @kernel
+def _exception_index(src, pos, end):
+    """One uvarint exception index at ``src[pos:end]`` -> (index, new pos, 0 / ERR_*)."""
+    idx = _U0
+    shift = _U0
+    while True:
+        if pos >= end:
+            return idx, pos, ERR_TRUNCATED
+        c = np.uint64(src[pos])
+        pos += 1
+        if shift == np.uint64(63) and c > _U1:
+            return idx, pos, ERR_CORRUPT
+        idx |= (c & np.uint64(0x7F)) << shift
+        if c < np.uint64(0x80):
+            return idx, pos, 0
+        shift += _U7
+        if shift > np.uint64(63):
+            return idx, pos, ERR_CORRUPT
+
+
+@kernel
 def alp_patch(src, pos, nexc, vbytes, out_bits):
     """Apply nexc exceptions (uvarint index, vbytes LE bits) read from src[pos:] to out_bits.
 
@@ -203,21 +223,9 @@ def alp_patch(src, pos, nexc, vbytes, out_bits):
     end = src.shape[0]
     n = np.uint64(out_bits.shape[0])
     for _ in range(nexc):
-        idx = _U0
-        shift = _U0
-        while True:
-            if pos >= end:
-                return ERR_TRUNCATED
-            c = np.uint64(src[pos])
-            pos += 1
-            if shift == np.uint64(63) and c > _U1:
-                return ERR_CORRUPT
-            idx |= (c & np.uint64(0x7F)) << shift
-            if c < np.uint64(0x80):
-                break
-            shift += _U7
-            if shift > np.uint64(63):
-                return ERR_CORRUPT
+        idx, pos, status = _exception_index(src, pos, end)
+        if status < 0:
+            return status
         if idx >= n:
             return ERR_CORRUPT
         if pos + vbytes > end:
@@ -491,21 +499,9 @@ def alprd_patch(src, pos, nexc, rbw, out_bits):
     sh = np.uint64(rbw)
     rmask = (_U1 << sh) - _U1
     for _ in range(nexc):
-        idx = _U0
-        shift = _U0
-        while True:
-            if pos >= end:
-                return ERR_TRUNCATED
-            c = np.uint64(src[pos])
-            pos += 1
-            if shift == np.uint64(63) and c > _U1:
-                return ERR_CORRUPT
-            idx |= (c & np.uint64(0x7F)) << shift
-            if c < np.uint64(0x80):
-                break
-            shift += _U7
-            if shift > np.uint64(63):
-                return ERR_CORRUPT
+        idx, pos, status = _exception_index(src, pos, end)
+        if status < 0:
+            return status
         if idx >= n:
             return ERR_CORRUPT
         if pos + 2 > end:
