@@ -235,7 +235,7 @@ def _decode_shredded(
         return None  # not ours: let the row-major reader say what is wrong
     if h0.shred is None:
         return None
-    _apply_categories(h0, categories, [n for n, t in h0.shred if t is None])
+    _apply_categories(h0, categories, [n for n, t, _ in h0.shred if t is None])
     return decode_shredded(r, ctx, h0, n_levels, columns, expr, copy=copy, threads=threads,
                            index_columns=pandas_index_columns)
 

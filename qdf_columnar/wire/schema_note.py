@@ -50,7 +50,12 @@ def is_note(name: str, kind: int) -> bool:
     return kind == ColKind.INT and name.startswith(PREFIX)
 
 
-Layout = list[tuple[str, pa.DataType | None]]
+#: The shredded layout: every top-level column with its nested Arrow type (None for a
+#: flat one) and, for a map whose values are split by key, the keys in level order.
+Layout = list[tuple[str, pa.DataType | None, list[str] | None]]
+
+#: A map column with at most this many distinct keys gets one value level per key.
+MAX_SPLIT_KEYS = 64
 
 
 def parse_note(name: str) -> tuple[dict[str, pa.DataType], dict[bytes, bytes], Layout | None]:
@@ -82,12 +87,22 @@ def _shred_layout(desc: Any) -> Layout | None:
     cols = desc["columns"]
     if not isinstance(desc.get("levels"), int) or not isinstance(cols, list):
         raise ValueError("malformed shred layout")
-    out: list[tuple[str, pa.DataType | None]] = []
+    splits = desc.get("split", {})
+    if not isinstance(splits, dict):
+        raise ValueError("malformed shred split")
+    out: Layout = []
     for item in cols:
         name, spelling = item
         if not isinstance(name, str) or not (spelling is None or isinstance(spelling, str)):
             raise ValueError("malformed shred layout entry")
-        out.append((name, None if spelling is None else type_from_str(spelling)))
-    if len({n for n, _ in out}) != len(out):
-        raise ValueError("shred layout names a column twice")
+        typ = None if spelling is None else type_from_str(spelling)
+        keys = splits.get(name)
+        if keys is not None and not (
+            typ is not None and pa.types.is_map(typ) and isinstance(keys, list) and 2 <= len(keys) <= MAX_SPLIT_KEYS
+            and all(isinstance(k, str) for k in keys) and len(set(keys)) == len(keys)
+        ):
+            raise ValueError(f"malformed split keys for {name!r}")
+        out.append((name, typ, keys))
+    if len({n for n, _, _ in out}) != len(out) or not set(splits) <= {n for n, _, _ in out}:
+        raise ValueError("shred layout names a column twice, or splits an unknown one")
     return out

@@ -49,6 +49,7 @@ class Node:
     slot: Slot | None = None  # the leaf's values, a struct's validity or a list's lengths
     children: list[Node] = field(default_factory=list)
     child_level: int = -1  # lists: the level holding the elements
+    split_keys: list[str] | None = None  # a map's values split by key: one leaf child per key
 
 
 def is_list_like(t: pa.DataType) -> bool:
@@ -79,7 +80,8 @@ def shreddable(t: pa.DataType, depth: int = 0) -> bool:
 class Plan:
     """Slots of every level, filled by :meth:`add` one top-level column at a time."""
 
-    def __init__(self, flat_names: list[str]) -> None:
+    def __init__(self, flat_names: list[str], splits: dict[str, list[str]] | None = None) -> None:
+        self.splits = splits or {}
         self.levels: list[list[Slot]] = [[]]
         # The batch's flat columns keep their own names at level 0 (filters use them),
         # so generated names must avoid them whatever the column order.
@@ -110,9 +112,12 @@ class Plan:
 
     def add(self, name: str, typ: pa.DataType) -> Node:
         """Plan one nested top-level column (level 0)."""
-        return self._node(name, typ, 0, 0)
+        return self._node(name, typ, 0, 0, split=self.splits.get(name))
 
-    def _node(self, path: str, t: pa.DataType, level: int, depth: int, *, entries: bool = False) -> Node:
+    def _node(
+        self, path: str, t: pa.DataType, level: int, depth: int, *, entries: bool = False,
+        split: list[str] | None = None,
+    ) -> Node:
         if depth > MAX_DEPTH:
             raise ValueError(f"nested type deeper than {MAX_DEPTH} levels")
         if pa.types.is_struct(t):
@@ -124,12 +129,31 @@ class Plan:
         if is_list_like(t):
             node = Node(t, self._slot(level, path, "len"))
             node.child_level = self._new_level()
-            if pa.types.is_map(t):
+            if pa.types.is_map(t) and split:
+                node.children.append(self._split_entries(path, t, node.child_level, split))
+            elif pa.types.is_map(t):
                 node.children.append(self._node(path, map_entries_type(t), node.child_level, depth + 1, entries=True))
             else:
                 node.children.append(self._node(f"{path}[]", t.value_type, node.child_level, depth + 1))
             return node
         return Node(t, self._slot(level, path, "leaf"))
+
+
+    def _split_entries(self, path: str, t: pa.MapType, level: int, keys: list[str]) -> Node:
+        """A map's entries with the values split by key: the key column at the entries'
+        level, then one new level per key holding, in entry order, the values of that key."""
+        key = Node(t.key_type, self._slot(level, f"{path}.{t.key_field.name}", "leaf"))
+        values = Node(t.item_type, None, split_keys=list(keys))
+        for k in keys:
+            lvl = self._new_level()
+            values.children.append(Node(t.item_type, self._slot(lvl, f"{path}.value[{k}]", "leaf")))
+        return Node(map_entries_type(t), None, [key, values])
+
+
+def split_candidate(t: pa.DataType) -> bool:
+    """Maps whose values can be split by key: string keys, flat values."""
+    return (pa.types.is_map(t) and (pa.types.is_string(t.key_type) or pa.types.is_large_string(t.key_type))
+            and not is_nested(t.item_type))
 
 
 def map_entries_type(t: pa.MapType) -> pa.StructType:

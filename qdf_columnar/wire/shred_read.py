@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import CorruptDataError, QdfError, QueryError
 from ..format.reader import ByteReader
@@ -61,10 +62,10 @@ def is_shredded(plain: bytes | memoryview, flags: int) -> bool:
 def build_plan(h0: ColStructHeader, n_levels: int) -> tuple[Plan, dict[str, Node]]:
     """The encoder's plan, rebuilt from level 0's note, checked against the level-0 header."""
     layout = h0.shred or []
-    plan = Plan([n for n, t in layout if t is None])
+    plan = Plan([n for n, t, _ in layout if t is None], {n: keys for n, _, keys in layout if keys})
     nodes: dict[str, Node] = {}
     try:
-        for name, typ in layout:
+        for name, typ, _ in layout:
             nodes[name] = plan.flat(name) if typ is None else plan.add(name, typ)
     except ValueError as exc:
         raise CorruptDataError(f"shredded batch: {exc}") from None
@@ -172,7 +173,11 @@ def assemble(node: Node, levels: list[dict[str, pa.Array]], level_rows: list[int
     if node.slot is not None and slot.role == "leaf":
         return levels[slot.level][slot.name]
     if pa.types.is_struct(t):
-        children = [assemble(c, levels, level_rows) for c in node.children]
+        if len(node.children) == 2 and node.children[1].split_keys is not None:  # map entries split by key
+            keys = assemble(node.children[0], levels, level_rows)
+            children = [keys, _unsplit(node.children[1], keys, levels)]
+        else:
+            children = [assemble(c, levels, level_rows) for c in node.children]
         mask = None
         if slot is not None:
             valid = levels[slot.level][slot.name]
@@ -208,6 +213,23 @@ def assemble(node: Node, levels: list[dict[str, pa.Array]], level_rows: list[int
         return pa.ListArray.from_arrays(off32, child, type=t, mask=mask)
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
         raise CorruptDataError(f"shredded list {slot.name!r} does not fit its type: {exc}") from None
+
+
+def _unsplit(node: Node, keys: pa.Array, levels: list[dict[str, pa.Array]]) -> pa.Array:
+    """A map's values back in entry order from one level per key (see shred_write._fill_split)."""
+    codes = pc.index_in(keys, value_set=pa.array(node.split_keys, keys.type))
+    if codes.null_count:
+        raise CorruptDataError("a map key is not in the schema note's split key list")
+    codes = np.asarray(codes)
+    counts = np.bincount(codes, minlength=len(node.split_keys)) if len(codes) else np.zeros(len(node.split_keys), int)
+    parts = [levels[c.slot.level][c.slot.name] for c in node.children]
+    if [len(p) for p in parts] != counts.tolist():
+        raise CorruptDataError("a map's value levels do not hold as many values as its keys say")
+    order = np.argsort(codes, kind="stable")
+    inverse = np.empty(len(order), dtype=np.int64)
+    inverse[order] = np.arange(len(order))
+    values = pa.concat_arrays(parts) if parts else pa.array([], node.type)
+    return values.take(pa.array(inverse))
 
 
 def _fixed_size(t: pa.FixedSizeListType, counts: np.ndarray, child: pa.Array, mask, name: str) -> pa.Array:

@@ -9,12 +9,14 @@ Arrow arrays from the flat columns without a Python loop over rows.
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..columns.kinds import type_to_str
 from ..errors import EncodeError
-from .shred_plan import Node, Plan, is_nested, map_storage_type
+from .schema_note import MAX_SPLIT_KEYS
+from .shred_plan import Node, Plan, is_nested, map_storage_type, split_candidate
 from .values_write import _write_seq_header
 
 
@@ -22,7 +24,8 @@ def shred(table: pa.Table) -> tuple[list[pa.Table], dict]:
     """The level tables of ``table`` and the ``shred`` entry of level 0's schema note."""
     cols = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in table.columns]
     names = table.column_names
-    plan = Plan([n for n, a in zip(names, cols) if not is_nested(a.type)])
+    splits = {n: keys for n, a in zip(names, cols) if (keys := _split_keys(a)) is not None}
+    plan = Plan([n for n, a in zip(names, cols) if not is_nested(a.type)], splits)
     level_cols: list[list[pa.Array]] = [[]]
     described: list[list] = []
     for name, arr in zip(names, cols):
@@ -45,7 +48,32 @@ def shred(table: pa.Table) -> tuple[list[pa.Table], dict]:
         if t.num_rows != n:  # pragma: no cover - lengths agree by construction
             raise EncodeError(f"shredded level {k} has {t.num_rows} rows, expected {n}")
         tables.append(t)
-    return tables, {"levels": len(plan.levels), "columns": described}
+    desc: dict = {"levels": len(plan.levels), "columns": described}
+    if splits:
+        desc["split"] = splits
+    return tables, desc
+
+
+#: Splitting pays once every key has a few values to share a level header with.
+MIN_SPLIT_ENTRIES = 64
+
+
+def _split_keys(arr: pa.Array) -> list[str] | None:
+    """The keys of a map column whose values should get one level per key, else None.
+
+    A map with few distinct keys (attributes, labels, log fields) holds a few unrelated
+    value columns interleaved; stored apart, each gets its own codec (ids, dictionaries,
+    numbers as text) instead of one compromise for all (docs/FORMAT.md Part 3).
+    """
+    if not split_candidate(arr.type):
+        return None
+    keys = arr.view(map_storage_type(arr.type)).flatten().field(0)
+    if len(keys) < MIN_SPLIT_ENTRIES:
+        return None
+    distinct = pc.unique(keys)
+    if not 2 <= len(distinct) <= MAX_SPLIT_KEYS:
+        return None
+    return distinct.to_pylist()
 
 
 def _fill(node: Node, arr: pa.Array, out: list[list[pa.Array]]) -> None:
@@ -68,7 +96,27 @@ def _fill(node: Node, arr: pa.Array, out: list[list[pa.Array]]) -> None:
     lengths = pc.list_value_length(arr).cast(pa.int64())
     out[node.slot.level].append(lengths)
     # flatten() honours the slice offset and drops what null lists point at.
-    _fill(node.children[0], arr.flatten(), out)
+    child = node.children[0]
+    if len(child.children) == 2 and child.children[1].split_keys is not None:
+        _fill_split(child, arr.flatten(), out)
+    else:
+        _fill(child, arr.flatten(), out)
+
+
+def _fill_split(node: Node, entries: pa.StructArray, out: list[list[pa.Array]]) -> None:
+    """Map entries split by key: the keys, then each key's values in entry order."""
+    key_node, value_node = node.children
+    keys, values = entries.field(0), entries.field(1)
+    out[key_node.slot.level].append(keys)
+    codes = np.asarray(pc.index_in(keys, value_set=pa.array(value_node.split_keys, keys.type)).fill_null(-1))
+    if len(codes) and codes.min() < 0:  # pragma: no cover - the keys were taken from this column
+        raise EncodeError("a map key is missing from its split key list")
+    order = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes, minlength=len(value_node.split_keys))
+    start = 0
+    for leaf, count in zip(value_node.children, counts.tolist()):
+        out[leaf.slot.level].append(values.take(pa.array(order[start:start + count])))
+        start += count
 
 
 def write_shredded(out: bytearray, table: pa.Table, ctx) -> None:
