@@ -199,6 +199,10 @@ class Deferred:
             return self(rows)
         return self.for_filter().take(pa.array(rows))
 
+    def for_filter_all(self, rows: np.ndarray | None = None) -> pa.Array:
+        """:meth:`for_filter` in the maker signature (all rows)."""
+        return self.for_filter() if rows is None else self.for_filter_rows(rows)
+
     def for_filter(self) -> pa.Array:
         if self._make_filter is None:
             return self(None)

@@ -106,6 +106,8 @@ def decode_shredded(
         validate(expr, {n: ("nested" if nodes[n].children else flat_kinds[n]) for n in top})
     idx = index_columns(h0.pandas_metadata, top) if columns is not None else []
     proj_all = proj + [c for c in idx if c not in proj]
+    split_keys = {nd.children[0].children[0].slot.name for nd in nodes.values()
+                  if nd.children and nd.children[0].children and nd.children[0].children[-1].split_keys is not None}
     wanted: list[set[str]] = [set() for _ in plan.levels]
     for c in proj_all:
         if nodes[c].children:
@@ -133,7 +135,10 @@ def decode_shredded(
         _check_names(hk, plan.levels[k], k)
         scanned = _scan(r, hk, ctx, wanted[k], copy)
         names = sorted(wanted[k])
-        levels.append(dict(zip(names, materialize([scanned[n] for n in names], None, hk.n_rows, threads))))
+        # The keys of a map split by key are taken in dictionary form when their block is
+        # a dictionary: the split needs their codes, and the strings are one take away.
+        makers = [scanned[n].for_filter_all if n in split_keys else scanned[n] for n in names]
+        levels.append(dict(zip(names, materialize(makers, None, hk.n_rows, threads))))
         level_rows.append(hk.n_rows)
     if r.pos != r.end:
         raise CorruptDataError(f"{r.end - r.pos} trailing bytes after the shredded batch", offset=r.pos)
@@ -175,7 +180,11 @@ def assemble(node: Node, levels: list[dict[str, pa.Array]], level_rows: list[int
     if pa.types.is_struct(t):
         if len(node.children) == 2 and node.children[1].split_keys is not None:  # map entries split by key
             keys = assemble(node.children[0], levels, level_rows)
-            children = [keys, _unsplit(node.children[1], keys, levels)]
+            values = _unsplit(node.children[1], keys, levels)
+            if pa.types.is_dictionary(keys.type):
+                keys = keys.dictionary_decode()
+            key_type = t.field(0).type
+            children = [keys if keys.type == key_type else keys.cast(key_type), values]
         else:
             children = [assemble(c, levels, level_rows) for c in node.children]
         mask = None
@@ -217,10 +226,16 @@ def assemble(node: Node, levels: list[dict[str, pa.Array]], level_rows: list[int
 
 def _unsplit(node: Node, keys: pa.Array, levels: list[dict[str, pa.Array]]) -> pa.Array:
     """A map's values back in entry order from one level per key (see shred_write._fill_split)."""
-    codes = pc.index_in(keys, value_set=pa.array(node.split_keys, keys.type))
-    if codes.null_count:
-        raise CorruptDataError("a map key is not in the schema note's split key list")
-    codes = np.asarray(codes)
+    if pa.types.is_dictionary(keys.type):  # map the few dictionary entries, not every key
+        where = pc.index_in(keys.dictionary, value_set=pa.array(node.split_keys, keys.type.value_type))
+        if where.null_count:
+            raise CorruptDataError("a map key is not in the schema note's split key list")
+        codes = np.asarray(where, dtype=np.int8)[np.asarray(keys.indices)]
+    else:
+        where = pc.index_in(keys, value_set=pa.array(node.split_keys, keys.type))
+        if where.null_count:
+            raise CorruptDataError("a map key is not in the schema note's split key list")
+        codes = np.asarray(where).astype(np.int8)  # <= 64 keys: numpy sorts 8-bit keys by radix
     counts = np.bincount(codes, minlength=len(node.split_keys)) if len(codes) else np.zeros(len(node.split_keys), int)
     parts = [levels[c.slot.level][c.slot.name] for c in node.children]
     if [len(p) for p in parts] != counts.tolist():

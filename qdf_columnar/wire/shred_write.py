@@ -109,6 +109,7 @@ def _fill_split(node: Node, entries: pa.StructArray, out: list[list[pa.Array]]) 
     keys, values = entries.field(0), entries.field(1)
     out[key_node.slot.level].append(keys)
     codes = np.asarray(pc.index_in(keys, value_set=pa.array(value_node.split_keys, keys.type)).fill_null(-1))
+    codes = codes.astype(np.int8)  # <= 64 keys: numpy sorts 8-bit keys by radix
     if len(codes) and codes.min() < 0:  # pragma: no cover - the keys were taken from this column
         raise EncodeError("a map key is missing from its split key list")
     order = np.argsort(codes, kind="stable")
