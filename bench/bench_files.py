@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 import qdf_columnar as qdf  # noqa: E402
 from qdf_columnar.datasets import make_log_table  # noqa: E402
+from qdf_columnar.io.reader import clear_footer_cache  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 TARGET = 3.0
@@ -77,12 +78,6 @@ def _timed(fn) -> float:
     t0 = time.perf_counter()
     fn()
     return (time.perf_counter() - t0) * 1e3
-
-
-def _forget_footers() -> None:
-    from qdf_columnar.io import reader
-
-    reader._META_CACHE.clear()
 
 
 def _same_rows(got: pa.Table, want: pa.Table) -> bool:
@@ -120,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         ops = {
             "qdf": lambda e=expr: qdf.read_qdf(paths["qdf"], filter=e, output="arrow", threads=1),
             # qdf keeps parsed footers of unchanged local files; this one parses the footer every time.
-            "qdf, footer parsed": lambda e=expr: (_forget_footers(),
+            "qdf, footer parsed": lambda e=expr: (clear_footer_cache(),
                                                   qdf.read_qdf(paths["qdf"], filter=e, output="arrow", threads=1))[1],
             "parquet-zstd3": lambda d=dnf: pq.read_table(paths["parquet-zstd3"], filters=d, use_threads=False),
             "parquet-snappy": lambda d=dnf: pq.read_table(paths["parquet-snappy"], filters=d, use_threads=False),

@@ -30,7 +30,7 @@ from .wire.colstruct_write import write_table_columnar
 from .wire.context import DecodeContext, EncodeContext
 from .wire.parallel import materialize
 from .wire.shred_plan import is_nested, shreddable
-from .wire.shred_read import decode_shredded, shredded_levels
+from .wire.shred_read import decode_shredded, open_shredded
 
 __all__ = ["encode", "decode"]
 
@@ -226,15 +226,10 @@ def _decode_shredded(
     r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads, categories=None
 ) -> pa.Table | None:
     """A batch with nested columns shredded into levels (docs/FORMAT.md Part 3), or None."""
-    n_levels = shredded_levels(r)
-    if not n_levels:
+    opened = open_shredded(r, ctx)
+    if opened is None:
         return None
-    try:
-        h0 = read_colstruct_header(r, ctx)
-    except DecodeError:
-        return None  # not ours: let the row-major reader say what is wrong
-    if h0.shred is None:
-        return None
+    h0, n_levels = opened
     _apply_categories(h0, categories, [n for n, t, _ in h0.shred if t is None])
     return decode_shredded(r, ctx, h0, n_levels, columns, expr, copy=copy, threads=threads,
                            index_columns=pandas_index_columns)

@@ -255,3 +255,12 @@ def test_split_map_levels_are_named_by_key_and_checked() -> None:
 
     with pytest.raises(ValueError):
         _shred_layout({"levels": 1, "columns": [["attrs", None]], "split": {"attrs": ["a", "b"]}})
+
+
+def test_a_flat_column_named_like_a_split_key_column_stays_plain() -> None:
+    # "attrs.key" is both a flat level-0 column and the split map's key column at level 1
+    t = pa.table({"attrs.key": ["a", "b"] * 50,
+                  "attrs": pa.array([[("env", "prod"), ("id", f"E{i}")] for i in range(100)],
+                                    pa.map_(pa.string(), pa.string()))})
+    got = qdf.decode(qdf.encode(t), output="arrow")
+    assert got.equals(t)

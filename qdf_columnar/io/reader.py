@@ -58,6 +58,12 @@ _META_CACHE_SIZE = 64
 _META_LOCK = threading.Lock()
 
 
+def clear_footer_cache() -> None:
+    """Forget every parsed footer (the next read of each file parses it again)."""
+    with _META_LOCK:
+        _META_CACHE.clear()
+
+
 def _read_meta(src: LocalSource | FsspecSource) -> FileMeta:
     key = getattr(src, "identity", None)
     if key is not None:

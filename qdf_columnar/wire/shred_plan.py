@@ -82,6 +82,8 @@ class Plan:
 
     def __init__(self, flat_names: list[str], splits: dict[str, list[str]] | None = None) -> None:
         self.splits = splits or {}
+        #: (level, name) of the key column of every map split by key
+        self.split_key_slots: set[tuple[int, str]] = set()
         self.levels: list[list[Slot]] = [[]]
         # The batch's flat columns keep their own names at level 0 (filters use them),
         # so generated names must avoid them whatever the column order.
@@ -143,6 +145,7 @@ class Plan:
         """A map's entries with the values split by key: the key column at the entries'
         level, then one new level per key holding, in entry order, the values of that key."""
         key = Node(t.key_type, self._slot(level, f"{path}.{t.key_field.name}", "leaf"))
+        self.split_key_slots.add((level, key.slot.name))
         values = Node(t.item_type, None, split_keys=list(keys))
         for k in keys:
             lvl = self._new_level()

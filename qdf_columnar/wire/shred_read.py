@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import CorruptDataError, QdfError, QueryError
+from ..errors import CorruptDataError, DecodeError, QdfError, QueryError
 from ..format.reader import ByteReader
 from ..format.tags import HEADER_SIZE, ContainerTag, Tag
 from ..query import validate
@@ -46,17 +46,24 @@ def shredded_levels(r: ByteReader) -> int:
     return n
 
 
+def open_shredded(r: ByteReader, ctx) -> tuple[ColStructHeader, int] | None:
+    """(level 0's header, level count) when ``r`` is at the root of a shredded batch, else
+    None (``r`` and ``ctx`` then hold partial state: start over for another reading)."""
+    n_levels = shredded_levels(r)
+    if not n_levels:
+        return None
+    try:
+        h0 = read_header(r, ctx)
+    except DecodeError:
+        return None  # not ours: the row-major reader says what is wrong
+    return (h0, n_levels) if h0.shred is not None else None
+
+
 def is_shredded(plain: bytes | memoryview, flags: int) -> bool:
     """Whether a plain v1 buffer (entropy pass undone) holds a shredded batch."""
     from .context import DecodeContext
 
-    r = ByteReader(plain, HEADER_SIZE)
-    if not shredded_levels(r):
-        return False
-    try:
-        return read_header(r, DecodeContext(flags=flags)).shred is not None
-    except QdfError:
-        return False
+    return open_shredded(ByteReader(plain, HEADER_SIZE), DecodeContext(flags=flags)) is not None
 
 
 def build_plan(h0: ColStructHeader, n_levels: int) -> tuple[Plan, dict[str, Node]]:
@@ -106,8 +113,6 @@ def decode_shredded(
         validate(expr, {n: ("nested" if nodes[n].children else flat_kinds[n]) for n in top})
     idx = index_columns(h0.pandas_metadata, top) if columns is not None else []
     proj_all = proj + [c for c in idx if c not in proj]
-    split_keys = {nd.children[0].children[0].slot.name for nd in nodes.values()
-                  if nd.children and nd.children[0].children and nd.children[0].children[-1].split_keys is not None}
     wanted: list[set[str]] = [set() for _ in plan.levels]
     for c in proj_all:
         if nodes[c].children:
@@ -137,7 +142,7 @@ def decode_shredded(
         names = sorted(wanted[k])
         # The keys of a map split by key are taken in dictionary form when their block is
         # a dictionary: the split needs their codes, and the strings are one take away.
-        makers = [scanned[n].for_filter_all if n in split_keys else scanned[n] for n in names]
+        makers = [scanned[n].for_filter_all if (k, n) in plan.split_key_slots else scanned[n] for n in names]
         levels.append(dict(zip(names, materialize(makers, None, hk.n_rows, threads))))
         level_rows.append(hk.n_rows)
     if r.pos != r.end:
