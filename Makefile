@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test bench bench-quick bench-compress bench-files lint warmup clean
+.PHONY: demo test bench bench-quick bench-compress bench-files bench-stream lint warmup clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,7 @@ bench: $(BENCH_STAMP)
 	$(PY) bench/bench_matrix.py
 	$(PY) bench/bench_compress.py
 	$(PY) bench/bench_files.py
+	$(PY) bench/bench_stream.py
 
 bench-quick: $(BENCH_STAMP)
 	$(PY) bench/bench_matrix.py --quick
@@ -43,6 +44,10 @@ bench-compress: $(BENCH_STAMP)
 # Filtered reads of a 5M-row, 50-row-group .qdf file vs Parquet with the same row groups.
 bench-files: $(BENCH_STAMP)
 	$(PY) bench/bench_files.py $(ARGS)
+
+# Messages and streams vs msgpack-python (size of a 10k-record stream, dumps/loads speed).
+bench-stream: $(BENCH_STAMP)
+	$(PY) bench/bench_stream.py $(ARGS)
 
 lint: $(STAMP)
 	$(PY) -m ruff check qdf_columnar kernels tests bench

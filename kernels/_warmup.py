@@ -26,6 +26,8 @@ KERNEL_MODULES: list[str] = [
     "chimp",
     "alp",
     "dense_strings",
+    "transcode_dec",
+    "transcode_enc",
 ]
 
 

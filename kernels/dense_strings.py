@@ -54,7 +54,8 @@ S_TOTAL = 8  # sum of the lengths of the rows read
 S_NEED = 9  # NEED_SLAB: slab size needed
 S_MAXIDS = 10  # the decoder's intern limit (an intern at this many ids is rejected)
 S_CLOCK = 11  # next LRU stamp
-S_LEN = 12
+# Slots 12 .. 31 belong to qdf_kernels.transcode_dec (shapes, field bases, heap, I/O).
+S_LEN = 32
 
 #: LRU stamps per block count.
 BLOCK_SHIFT = 8

@@ -2,7 +2,8 @@
 
 ``encode`` / ``decode`` turn a DataFrame, Arrow table, dict of arrays or list of
 dicts into one qdf v1 buffer and back, reading only the columns and rows asked
-for; ``dumps`` / ``loads`` serialise any Python value like json or msgpack.
+for; ``dumps`` / ``loads`` serialise any Python value like json or msgpack, and
+``StreamWriter`` / ``StreamReader`` frame many messages over one shared Dense state.
 Importing this package compiles nothing: kernels compile on first use (or ahead of
 time with ``qdf warmup``) and are cached on disk.
 """
@@ -38,6 +39,8 @@ __all__ = [
     "decode",
     "dumps",
     "loads",
+    "StreamWriter",
+    "StreamReader",
     "explain",
     "write_qdf",
     "read_qdf",
@@ -63,7 +66,15 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # pyarrow/numba-heavy modules load on first use so `import qdf_columnar` stays cheap.
+    # pyarrow/numba-heavy modules load on first use so `import qdf_columnar` stays cheap;
+    # the value found is then bound in the module, so later lookups skip this function
+    # (qdf.dumps / qdf.loads of a small message take microseconds).
+    value = _lazy(name)
+    globals()[name] = value
+    return value
+
+
+def _lazy(name: str) -> Any:
     if name in ("encode", "decode"):
         from . import api
 
@@ -84,6 +95,10 @@ def __getattr__(name: str) -> Any:
         from .wire import values
 
         return getattr(values, name)
+    if name in ("StreamWriter", "StreamReader"):
+        from . import stream
+
+        return getattr(stream, name)
     if name == "warmup":
         from qdf_kernels import warmup
 

@@ -71,6 +71,24 @@ def parse_mode(mode: Mode, *, column_index: bool | None = None) -> Options:
 
     ``column_index`` (when not None) sets or clears :attr:`Options.COLUMN_INDEX`.
     """
+    # Memoised: dumps() of a small message is a few microseconds, and the enum
+    # arithmetic below costs about one of them. bool is excluded (True == 1 as a key).
+    cacheable = type(mode) in _CACHEABLE
+    if cacheable:
+        hit = _PARSED.get((mode, column_index))
+        if hit is not None:
+            return hit
+    opts = _parse_mode(mode, column_index)
+    if cacheable and len(_PARSED) < 512:
+        _PARSED[(mode, column_index)] = opts
+    return opts
+
+
+_CACHEABLE = (str, Options, int)
+_PARSED: dict[tuple[Mode, bool | None], Options] = {}
+
+
+def _parse_mode(mode: Mode, column_index: bool | None) -> Options:
     if isinstance(mode, str):
         try:
             opts = PRESETS[mode.lower()]
@@ -94,12 +112,7 @@ def parse_mode(mode: Mode, *, column_index: bool | None = None) -> Options:
 
 def header_flags(opts: Options) -> int:
     """Header flags implied by the options before any body is written (ColIndex is back-patched)."""
-    flags = 0
-    if opts & Options.DENSE:
-        flags |= 0x01
-    if opts & Options.QPACK:
-        flags |= 0x02
-    return flags
+    return int(opts) & 0x03  # Options.DENSE is bit 0 and Options.QPACK bit 1, as FlagDense / FlagQPack
 
 
 def columnar_enabled(opts: Options) -> bool:

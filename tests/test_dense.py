@@ -52,18 +52,20 @@ def test_intern_then_repeat_and_short_inline() -> None:
     assert _read_all(bytes(out)) == [b"abcd", b"abcd", b"ab", b"abcd", b"wxyz", b"abcd"]
 
 
-def test_binary_uses_e2_and_shares_the_table() -> None:
+def test_binary_uses_e2_with_ids_from_the_shared_counter() -> None:
     w = DenseWriter(BAL)
     out = bytearray()
     w.write_str(out, b"\x00\x01\x02\x03", binary=True)
     w.write_str(out, b"xy", binary=True)
-    w.write_str(out, b"\x00\x01\x02\x03")  # same bytes as a str -> same id
-    assert bytes(out) == bytes.fromhex("e2 04 00010203 d0 02 7879 e1 00")
+    w.write_str(out, b"\x00\x01\x02\x03")  # same bytes as a str: an id of its own (keeps the type)
+    w.write_str(out, b"\x00\x01\x02\x03", binary=True)
+    assert bytes(out) == bytes.fromhex("e2 04 00010203 d0 02 7879 e0 04 00010203 e1 00")
     d = DenseReader()
     r = ByteReader(bytes(out))
     assert d.read_str(r, r.u8()) == b"\x00\x01\x02\x03" and d.last_bin
     assert d.read_str(r, r.u8()) == b"xy" and d.last_bin
-    assert d.read_str(r, r.u8()) == b"\x00\x01\x02\x03" and d.last_bin  # kind of the registering record
+    assert d.read_str(r, r.u8()) == b"\x00\x01\x02\x03" and not d.last_bin
+    assert d.read_str(r, r.u8()) == b"\x00\x01\x02\x03" and d.last_bin
 
 
 def test_mtf_pair_and_repeat_for_large_ids() -> None:

@@ -324,9 +324,12 @@ def test_trailing_garbage_and_empty_body() -> None:
 
 
 def test_unknown_and_unsupported_tags() -> None:
-    for tag in ("f6", "f8", "ff", "f1", "f2", "f5"):
+    for tag in ("f6", "f8", "ff", "f1", "f5"):
         with pytest.raises(UnknownCodecError):
             loads(_h("51444601 00" + tag + "00"))
+    # A string delta is only meaningful as a map-shape field value.
+    with pytest.raises(CorruptDataError, match="outside a map-shape field"):
+        loads(_h("51444601 01 f2 00 00"))
 
 
 def test_invalid_utf8_is_corrupt() -> None:
@@ -379,10 +382,13 @@ def test_context_api() -> None:
     assert read_value(ByteReader(bytes(out)), dctx) == {"abcd": "abcd"}
 
 
-def test_bytes_equal_to_interned_str_takes_first_type() -> None:
-    # Documented Dense limitation (shared intern table, as in Go).
-    assert loads(dumps(["abcd", b"abcd"], "balanced")) == ["abcd", "abcd"]
-    assert loads(dumps([b"abcd", b"abcd"], "balanced")) == [b"abcd", b"abcd"]
+def test_bytes_equal_to_an_interned_str_keep_their_type() -> None:
+    # Go shares one table for both, so its b"abcd" would reference "abcd"; we intern each
+    # kind on its own (any decoder reads that) so no value changes type.
+    for mode in ("balanced", "compression"):
+        assert loads(dumps(["abcd", b"abcd", "abcd", b"abcd"], mode)) == ["abcd", b"abcd", "abcd", b"abcd"]
+        assert loads(dumps({"a": "abcd", "b": b"abcd"}, mode)) == {"a": "abcd", "b": b"abcd"}
+    assert dumps(["abcd", b"abcd"], "balanced") == _h("51444601 03 a2 e0 04 61626364 e2 04 61626364")
 
 
 # ------------------------------------------------------------------ columnar hand-off

@@ -11,14 +11,20 @@ from __future__ import annotations
 from ..errors import DecodeError, TruncatedError, UnsupportedVersionError
 from .tags import HEADER_SIZE, KNOWN_FLAGS, MAGIC, VERSION, Flag
 
+_HEADERS = [MAGIC + bytes((VERSION, f)) for f in range(256)]
+_PREFIX = MAGIC + bytes((VERSION,))
+_RANS = int(Flag.RANS)
+
 
 def pack_header(flags: int) -> bytearray:
     """A new output buffer holding the header with ``flags``."""
-    return bytearray(MAGIC + bytes((VERSION, flags)))
+    return bytearray(_HEADERS[flags])
 
 
 def read_header(buf: bytes | bytearray | memoryview) -> int:
     """Validate the header at the start of ``buf`` and return its flags byte."""
+    if len(buf) >= HEADER_SIZE and buf[:4] == _PREFIX and not buf[4] & ~KNOWN_FLAGS:
+        return buf[4]  # the common case, without building error context
     n = len(buf)
     head = bytes(buf[:HEADER_SIZE])
     # A strict prefix of a valid header is truncation, anything else is not qdf.
@@ -37,7 +43,7 @@ def read_header(buf: bytes | bytearray | memoryview) -> int:
 def open_body(buf: bytes | bytearray | memoryview) -> tuple[int, bytes | bytearray | memoryview]:
     """Validate the header; return (flags without RANS, a buffer whose body is plain v1)."""
     flags = read_header(buf)
-    if not flags & Flag.RANS:
+    if not flags & _RANS:
         return flags, buf
     from ..codecs.entropy import entropy_decode
 

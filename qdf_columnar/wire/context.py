@@ -45,6 +45,9 @@ class EncodeContext:
     col_index_used: bool = False
     depth: int = 0
     max_depth: int = MAX_DEPTH
+    #: True while the elements of a list are written: like Go's ``inRepeated``, the
+    #: string-delta form (F2) is only offered to map-shape fields there.
+    in_repeated: bool = False
 
     def __post_init__(self) -> None:
         self.opts = Options(self.opts)

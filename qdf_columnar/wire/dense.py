@@ -28,11 +28,14 @@ the Go decoder accepts).
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections import OrderedDict
 from itertools import islice
 
 import numpy as np
 from qdf_kernels import dense_strings as dk
+from qdf_kernels import transcode_dec as td
 
 from ..errors import CorruptDataError, UnsupportedTypeError
 from ..format.reader import ByteReader
@@ -72,6 +75,7 @@ _E_REF = int(DenseTag.STATE_REF)
 _E_REPEAT = int(DenseTag.STATE_REPEAT)
 _E_MTF = int(DenseTag.STATE_MTF)
 _E_PAIR = int(DenseTag.STATE_PAIR)
+_F2_DELTA = int(DenseTag.STR_DELTA)
 
 #: Every tag :meth:`DenseReader.read_str` understands (inline str/bin and Dense state tags).
 STRINGISH_TAGS = frozenset(
@@ -116,6 +120,311 @@ def write_inline_bin(out: bytearray, data: bytes) -> None:
     out += data
 
 
+#: tagStrDelta gate (Go strDeltaProbeN / strDeltaRearmN): a field with no win in 32
+#: probes stops probing; 512 values later it probes again.
+STR_DELTA_PROBE_N = 32
+STR_DELTA_REARM_N = 512
+
+
+class _FieldState:
+    """Encoder-side tagStrDelta state of one map-shape field (Go strFieldState, delta part)."""
+
+    __slots__ = ("base", "seen", "wins", "muted")
+
+    def __init__(self) -> None:
+        self.base: bytes | None = None  # the field's previous string / bytes value
+        self.seen = 0
+        self.wins = 0
+        self.muted = False
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    """Length of the longest common prefix of ``a`` and ``b``."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # invariant: a[:lo] == b[:lo] and a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _te():  # lazy: only the fast encode path needs the transcode kernels
+    from qdf_kernels import transcode_enc
+
+    return transcode_enc
+
+
+_OPT_DENSE = int(Options.DENSE)
+_OPT_PAIR = int(Options.PAIR_PRED)
+_OPT_MTF = int(Options.MTF)
+_POOL_SIZE = 8
+_pool = threading.local()
+
+
+def _pooled_arrays(owner: DenseWriter) -> _WriterArrays:
+    """An empty array form for a fresh ``owner``, reusing one whose writer was freed.
+
+    Allocating and laying out a new one costs more than a whole small message, and dumps
+    makes a writer per call; a per-thread pool keeps the buffers (``reset`` is O(used)).
+    """
+    try:
+        pool = _pool.items
+    except AttributeError:
+        pool = _pool.items = []
+    for i, (ref, a) in enumerate(pool):
+        if ref() is None:
+            _te().reset(a.S, a.slab)
+            a.nid_sync = a.shape_sync = 0
+            a.fopts = None
+            pool[i] = (weakref.ref(owner), a)
+            return a
+    a = _WriterArrays()
+    if len(pool) < _POOL_SIZE:
+        pool.append((weakref.ref(owner), a))
+    return a
+
+
+class _WriterArrays:
+    """The array form of a :class:`DenseWriter`'s state (layout: ``qdf_kernels.transcode_enc``).
+
+    Ids and shapes are append-only in both forms, so a switch copies only the ids and
+    shapes the other form added since the last switch (``nid_sync`` / ``shape_sync``:
+    the prefix both forms hold). The pair predictor, the ring and the per-field delta
+    states are copied whole: O(ids + fields) per switch, never per call in a run of
+    calls on the same form. ``out`` is the kernel's reusable output buffer.
+    """
+
+    __slots__ = ("S", "slab", "bslab", "out", "outmv", "nid_sync", "shape_sync", "fopts", "fflags")
+
+    def __init__(self) -> None:
+        self.S = _te().new_state()
+        self.slab = np.empty(1 << 12, np.uint8)
+        self.bslab = np.empty(1 << 10, np.uint8)
+        self.out = np.empty(1 << 10, np.uint8)
+        self.outmv = memoryview(self.out)
+        self.nid_sync = 0
+        self.shape_sync = 0
+        self.fopts = None  # the Options the cached ``fflags`` were computed for (glue-owned)
+        self.fflags = 0
+
+    # -------------------------------------------------------------- capacity
+    def reserve(self, ids: int, slab: int, shapes: int, keys: int, fields: int, bslab_more: int, out: int) -> None:
+        """Room for ``ids`` ids, ``slab`` slab bytes, shape ids < ``shapes``, ``keys`` key and
+        ``fields`` field entries, ``bslab_more`` more base bytes and ``out`` output bytes."""
+        te = _te()
+        S = self.S
+        if (ids > S[te.H_ICAP] or 2 * ids > S[te.H_HCAP] or shapes > S[te.H_SCAP] or 2 * shapes > S[te.H_SHCAP]
+                or keys > S[te.H_KCAP] or fields > S[te.H_FCAP]):
+            def g(cur: int, need: int) -> int:
+                return max(2 * cur, need) if need > cur else cur
+
+            self.S = te.relayout(S, g(int(S[te.H_ICAP]), ids), g(int(S[te.H_SCAP]), shapes),
+                                 g(int(S[te.H_KCAP]), keys), g(int(S[te.H_FCAP]), fields))
+            te.rehash(self.S, self.slab, np.int64(0), np.int64(1))
+            S = self.S
+        used = int(S[te.H_SLAB])
+        if slab > len(self.slab):
+            new = np.empty(max(slab, 2 * len(self.slab)), np.uint8)
+            new[:used] = self.slab[:used]
+            self.slab = new
+        if int(S[te.H_BSLAB]) + bslab_more > len(self.bslab):
+            nf = int(S[te.H_NFIELDS])
+            lens = S[int(S[te.B_FBLEN]) : int(S[te.B_FBLEN]) + nf]
+            live = int(lens[lens > 0].sum())
+            new = np.empty(max(2 * (live + bslab_more), 1 << 10), np.uint8)
+            te.compact_bases(S, self.bslab, new)
+            self.bslab = new
+        if out > len(self.out):
+            self.out = np.empty(max(out, 2 * len(self.out)), np.uint8)
+            self.outmv = memoryview(self.out)
+
+    def grow(self) -> None:
+        """Grow to what the kernel asked for (``S[N_*]`` after a NEED status)."""
+        te = _te()
+        S = self.S
+        self.reserve(int(S[te.N_IDS]), int(S[te.N_SLAB]), int(S[te.N_SHAPES]), int(S[te.N_KEYS]),
+                     int(S[te.N_FIELDS]), int(S[te.N_BSLAB] - S[te.H_BSLAB]), int(S[te.N_OUT]))
+
+    # ----------------------------------------------------------- conversions
+    def load(self, w: DenseWriter) -> None:
+        """Python form -> arrays."""
+        te = _te()
+        lo = self.nid_sync
+        nids = w.n_ids
+        new: dict[int, tuple[int, bytes]] = {}
+        if nids > lo:
+            for tbl, kind in ((w.table, 0), (w.btable, 1)):
+                for data in reversed(tbl):  # insertion order is id order
+                    id_ = tbl[data]
+                    if id_ < lo:
+                        break
+                    new[id_] = (kind, data)
+        slo = self.shape_sync
+        sc = w.shape_count
+        newsh: dict[int, list[bytes]] = {}
+        if sc > slo:
+            for key in reversed(w.shapes):
+                sid = w.shapes[key]
+                if sid <= slo:
+                    break
+                newsh[sid] = [k.encode("utf-8") for k in key]
+        S = self.S
+        nkeys = sum(len(k) for k in newsh.values())
+        nbytes = sum(len(d) for _, d in new.values()) + sum(len(b) for k in newsh.values() for b in k)
+        bases = sum(len(fs.base) for st in w.fields.values() for fs in st if fs.base)
+        self.bslab_reset()
+        self.reserve(nids, int(S[te.H_SLAB]) + nbytes, sc + 1, int(S[te.H_NKEYS]) + nkeys,
+                     int(S[te.H_NFIELDS]) + nkeys, bases, 0)
+        S = self.S
+        slab = self.slab
+        used = int(S[te.H_SLAB])
+        bioff, bilen, bikind = int(S[te.B_IOFF]), int(S[te.B_ILEN]), int(S[te.B_IKIND])
+        for id_ in range(lo, nids):
+            kd = new.get(id_)
+            if kd is None:  # not in either table (never written by DenseWriter): never matches
+                S[bilen + id_] = -1
+                continue
+            kind, data = kd
+            n = len(data)
+            slab[used : used + n] = np.frombuffer(data, np.uint8)
+            S[bioff + id_] = used
+            S[bilen + id_] = n
+            S[bikind + id_] = kind
+            used += n
+        bsks, bsn, bsfs = int(S[te.B_SKS]), int(S[te.B_SN]), int(S[te.B_SFS])
+        bkoff, bklen = int(S[te.B_KOFF]), int(S[te.B_KLEN])
+        e = int(S[te.H_NKEYS])
+        nf = int(S[te.H_NFIELDS])
+        for sid in range(slo + 1, sc + 1):
+            key = newsh.get(sid)
+            if key is None:  # reserved by declare_shape: no keys
+                S[bsn + sid] = -1
+                continue
+            S[bsks + sid] = e
+            S[bsn + sid] = len(key)
+            S[bsfs + sid] = nf
+            for k in key:
+                n = len(k)
+                slab[used : used + n] = np.frombuffer(k, np.uint8)
+                S[bkoff + e] = used
+                S[bklen + e] = n
+                used += n
+                e += 1
+            nf += len(key)
+        S[te.H_SLAB] = used
+        S[te.H_NKEYS] = e
+        S[te.H_NFIELDS] = nf
+        # per-field delta states, whole
+        bfo, bfl, bfs, bfw, bfm = (int(S[b]) for b in (te.B_FBOFF, te.B_FBLEN, te.B_FSEEN, te.B_FWINS, te.B_FMUTED))
+        S[bfl : bfl + nf] = -1
+        S[bfo : bfo + nf] = 0
+        S[bfs : bfs + nf] = 0
+        S[bfw : bfw + nf] = 0
+        S[bfm : bfm + nf] = 0
+        bslab = self.bslab
+        bused = 0
+        for sid, states in w.fields.items():
+            if sid > sc or S[bsn + sid] < 0:
+                continue
+            f0 = int(S[bsfs + sid])
+            for i, fs in enumerate(states[: int(S[bsn + sid])]):
+                f = f0 + i
+                if fs.base is not None:
+                    n = len(fs.base)
+                    bslab[bused : bused + n] = np.frombuffer(fs.base, np.uint8)
+                    S[bfo + f] = bused
+                    S[bfl + f] = n
+                    bused += n
+                S[bfs + f] = fs.seen
+                S[bfw + f] = fs.wins
+                S[bfm + f] = int(fs.muted)
+        S[te.H_BSLAB] = bused
+        S[te.H_NIDS] = nids
+        S[te.H_LAST] = w.last_id
+        S[te.H_HEAD] = w.head
+        S[te.H_SHAPES] = sc
+        S[te.RING : te.RING + RING_SIZE] = w.ring
+        bpair = int(S[te.B_PAIR])
+        S[bpair : bpair + nids] = -1
+        if w.pair:
+            S[bpair + np.fromiter(w.pair.keys(), np.int64, len(w.pair))] = np.fromiter(w.pair.values(), np.int64,
+                                                                                       len(w.pair))
+        te.rehash(S, slab, np.int64(lo), np.int64(slo + 1))
+        self.nid_sync = nids
+        self.shape_sync = sc
+
+    def bslab_reset(self) -> None:
+        self.S[_te().H_BSLAB] = 0
+
+    def store(self, w: DenseWriter) -> None:
+        """Arrays -> Python form."""
+        te = _te()
+        S = self.S
+        nids = int(S[te.H_NIDS])
+        lo = self.nid_sync
+        if nids > lo:
+            mv = memoryview(self.slab)
+            offs = S[int(S[te.B_IOFF]) + lo : int(S[te.B_IOFF]) + nids].tolist()
+            lens = S[int(S[te.B_ILEN]) + lo : int(S[te.B_ILEN]) + nids].tolist()
+            kinds = S[int(S[te.B_IKIND]) + lo : int(S[te.B_IKIND]) + nids].tolist()
+            table, btable = w.table, w.btable
+            for i in range(nids - lo):
+                n = lens[i]
+                if n < 0:
+                    continue
+                data = bytes(mv[offs[i] : offs[i] + n])
+                (btable if kinds[i] else table)[data] = lo + i
+        w.n_ids = nids
+        self.nid_sync = nids
+        w.last_id = int(S[te.H_LAST])
+        w.head = int(S[te.H_HEAD])
+        w.ring = S[te.RING : te.RING + RING_SIZE].tolist()
+        bpair = int(S[te.B_PAIR])
+        pair = S[bpair : bpair + nids]
+        hit = np.flatnonzero(pair >= 0)
+        w.pair = dict(zip(hit.tolist(), pair[hit].tolist()))
+        sc = int(S[te.H_SHAPES])
+        bsn, bsks, bsfs = int(S[te.B_SN]), int(S[te.B_SKS]), int(S[te.B_SFS])
+        bkoff, bklen = int(S[te.B_KOFF]), int(S[te.B_KLEN])
+        slab = self.slab
+        for sid in range(self.shape_sync + 1, sc + 1):
+            n = int(S[bsn + sid])
+            if n < 0:
+                continue
+            e0 = int(S[bsks + sid])
+            key = tuple(slab[S[bkoff + e] : S[bkoff + e] + S[bklen + e]].tobytes().decode("utf-8")
+                        for e in range(e0, e0 + n))
+            w.shapes[key] = sid
+        w.shape_count = sc
+        self.shape_sync = sc
+        nf = int(S[te.H_NFIELDS])
+        fo, fl, fsn, fw, fm = (S[int(S[b]) : int(S[b]) + nf].tolist()
+                               for b in (te.B_FBOFF, te.B_FBLEN, te.B_FSEEN, te.B_FWINS, te.B_FMUTED))
+        bmv = memoryview(self.bslab)
+        fields: dict[int, list[_FieldState]] = {}
+        for sid in range(1, sc + 1):
+            n = int(S[bsn + sid])
+            if n < 0:
+                continue
+            f0 = int(S[bsfs + sid])
+            states = []
+            for f in range(f0, f0 + n):
+                fs = _FieldState()
+                if fl[f] >= 0:
+                    fs.base = bytes(bmv[fo[f] : fo[f] + fl[f]])
+                fs.seen = fsn[f]
+                fs.wins = fw[f]
+                fs.muted = bool(fm[f])
+                states.append(fs)
+            fields[sid] = states
+        w.fields = fields
+
+
 class DenseWriter:
     """Encoder-side Dense state for one buffer (or one stream: state persists across messages).
 
@@ -135,16 +444,33 @@ class DenseWriter:
         "pair",
         "shapes",
         "shape_count",
+        "btable",
+        "n_ids",
+        "fields",
+        "_arrs",
+        "_native",
+        "__weakref__",
     )
 
     def __init__(self, opts: Options) -> None:
-        opts = Options(opts)
-        self.dense = bool(opts & Options.DENSE)
-        self.pair_on = bool(opts & Options.PAIR_PRED)
-        self.mtf_on = bool(opts & Options.MTF)
+        bits = int(opts)  # IntFlag arithmetic is slow; dumps builds a writer per call
+        #: The array form (qdf_columnar.wire.fast_enc) and whether it holds the current state.
+        self._arrs: _WriterArrays | None = None
+        self._native = False
+        self.dense = bool(bits & _OPT_DENSE)
+        self.pair_on = bool(bits & _OPT_PAIR)
+        self.mtf_on = bool(bits & _OPT_MTF)
         self.min_intern = MIN_INTERN
         self.max_entries = MAX_STATE_ENTRIES
-        self.table: dict[bytes, int] = {}  # intern key (raw bytes) -> id
+        self.table: dict[bytes, int] = {}  # interned str (UTF-8 bytes) -> id
+        # Byte strings get ids from the same counter but a table of their own: Go lets
+        # b"abcd" reference an earlier "abcd" (one table keyed on raw bytes), which a
+        # Python reader would return as str. Separate keys keep every value's type;
+        # any decoder reads both forms.
+        self.btable: dict[bytes, int] = {}
+        self.n_ids = 0
+        #: Per map-shape field string state for tagStrDelta: shape id -> [_FieldState].
+        self.fields: dict[int, list[_FieldState]] = {}
         self.last_id = _INVALID
         self.ring = [_EMPTY] * RING_SIZE  # mruRing
         self.head = 0  # mruHead (monotonic; slot = head & mask)
@@ -152,26 +478,63 @@ class DenseWriter:
         self.shapes: dict[tuple[str, ...], int] = {}
         self.shape_count = 0
 
+    # ------------------------------------------------------- the two forms
+    def sync(self) -> None:
+        """Make the Python form (``table``, ``pair``, ``ring``...) current.
+
+        Every method calls it; code that reads those attributes directly must call it
+        first. Costs nothing unless the fast encode path ran last.
+        """
+        if self._native:
+            self._arrs.store(self)  # type: ignore[union-attr]
+            self._native = False
+
+    def to_arrays(self) -> _WriterArrays:
+        """Switch to the array form (used by ``fast_enc``) and return it."""
+        a = self._arrs
+        if a is None:
+            if (self.n_ids == 0 and self.shape_count == 0 and self.head == 0 and self.last_id == _INVALID
+                    and not self.fields and not self.pair):
+                # A fresh writer (one per dumps call): an emptied pooled array form, no load.
+                a = self._arrs = _pooled_arrays(self)
+                self._native = True
+                return a
+            a = self._arrs = _WriterArrays()
+        if not self._native:
+            a.load(self)
+            self._native = True
+        return a
+
+    def state(self) -> tuple:
+        """The whole encoder state as plain values (tests compare the two encode paths with it)."""
+        self.sync()
+        return (
+            dict(self.table),
+            dict(self.btable),
+            self.n_ids,
+            self.last_id,
+            list(self.ring),
+            self.head,
+            dict(self.pair),
+            dict(self.shapes),
+            self.shape_count,
+            {s: [(f.base, f.seen, f.wins, f.muted) for f in fs] for s, fs in self.fields.items()},
+        )
+
     # ------------------------------------------------------------ strings
     def write_str(self, out: bytearray, data: bytes, *, binary: bool = False) -> None:
         """Write ``data`` as a string (or ``bytes`` when ``binary``) value: Go WriteString / WriteBytes."""
+        if self._native:
+            self.sync()
         if type(data) is not bytes:
             data = bytes(data)  # the intern table needs a hashable key
-        if self.dense and len(data) >= self.min_intern and len(self.table) < self.max_entries:
-            table = self.table
+        if self.dense and len(data) >= self.min_intern and self.n_ids < self.max_entries:
+            table = self.btable if binary else self.table
             id_ = table.get(data)
             if id_ is not None:
                 self.emit_state_ref(out, id_)
                 return
-            id_ = len(table)
-            table[data] = id_
-            out.append(_E_INTERN_BIN if binary else _E_INTERN_STR)
-            write_uvarint(out, len(data))
-            out += data
-            self._push(id_)  # installInternSlot -> lruAddFresh -> mruPush
-            if self.last_id != _INVALID and self.pair_on:
-                self.pair[self.last_id] = id_
-            self.last_id = id_
+            self._intern(out, table, data, binary)
             return
         if self.dense:
             # The decoder drops lastID on every inline read; stay in step with it.
@@ -180,6 +543,87 @@ class DenseWriter:
             write_inline_bin(out, data)
         else:
             write_inline_str(out, data)
+
+    def _intern(self, out: bytearray, table: dict[bytes, int], data: bytes, binary: bool) -> None:
+        """First sighting: ``E0``/``E2`` with the next id (Go installInternSlot + lruAddFresh)."""
+        id_ = self.n_ids
+        self.n_ids = id_ + 1
+        table[data] = id_
+        out.append(_E_INTERN_BIN if binary else _E_INTERN_STR)
+        write_uvarint(out, len(data))
+        out += data
+        self._push(id_)
+        if self.last_id != _INVALID and self.pair_on:
+            self.pair[self.last_id] = id_
+        self.last_id = id_
+
+    def write_str_field(self, out: bytearray, data: bytes, fs: _FieldState) -> None:
+        """Write a string that is field ``fs`` of a map shape: Go ``writeStringField``.
+
+        Identical to :meth:`write_str` except for a first sighting of a value that
+        differs from this field's previous one: then ``F2 uvarint(prefix)
+        uvarint(len(suffix)) suffix`` (the previous value's first ``prefix`` bytes plus
+        the suffix) is written instead when it costs less than half the ``E0`` form.
+        A delta value is not interned and, like an inline one, drops ``last_id``. A
+        field whose first 32 probes never win is muted for 512 values (encoder-side
+        only: the wire does not change meaning). Go's condition order is kept exactly.
+        """
+        if self._native:
+            self.sync()
+        base = fs.base
+        if not base:  # the field's first value (or an empty previous one): nothing to share
+            self.write_str(out, data)
+            fs.base = data
+            return
+        if data == base:  # a consecutive repeat: E8 / E1 is cheaper than any delta
+            self.write_str(out, data)
+            return
+        if not (self.dense and len(data) >= self.min_intern and self.n_ids < self.max_entries):
+            self.write_str(out, data)
+            fs.base = data
+            return
+        table = self.table
+        id_ = table.get(data)
+        if id_ is not None:
+            self.emit_state_ref(out, id_)
+            fs.base = data
+            return
+        if not fs.muted:
+            p = _common_prefix(base, data)
+            n = len(data)
+            intern_cost = 1 + uvarint_len(n) + n
+            win = (1 + uvarint_len(p) + uvarint_len(n - p) + n - p) * 2 < intern_cost
+            fs.seen += 1
+            if win:
+                fs.wins += 1
+            if fs.seen >= STR_DELTA_PROBE_N:
+                fs.muted = fs.wins == 0
+                fs.seen = fs.wins = 0
+            if win:
+                out.append(_F2_DELTA)
+                write_uvarint(out, p)
+                write_uvarint(out, n - p)
+                out += data[p:]
+                self.last_id = _INVALID
+                fs.base = data
+                return
+        else:
+            fs.seen += 1
+            if fs.seen >= STR_DELTA_REARM_N:
+                fs.muted = False
+                fs.seen = fs.wins = 0
+        self._intern(out, table, data, False)
+        fs.base = data
+
+    def field_states(self, shape: int, n: int) -> list[_FieldState]:
+        """The per-field string states of map shape ``shape`` (``n`` fields)."""
+        if self._native:
+            self.sync()
+        states = self.fields.get(shape)
+        if states is None or len(states) < n:
+            states = (states or []) + [_FieldState() for _ in range(n - len(states or []))]
+            self.fields[shape] = states
+        return states
 
     def _push(self, id_: int) -> None:
         self.ring[self.head & _RING_MASK] = id_
@@ -197,6 +641,8 @@ class DenseWriter:
 
     def emit_state_ref(self, out: bytearray, id_: int) -> None:
         """Reference an already-interned id with the smallest form (Go emitStateRef)."""
+        if self._native:
+            self.sync()
         prev = self.last_id
         if prev == id_:
             out.append(_E_REPEAT)
@@ -232,6 +678,8 @@ class DenseWriter:
         values are written, exactly as Go's ``shapeDeclareEnc`` (so shapes
         nested in the values get later ids, as on the decoder).
         """
+        if self._native:
+            self.sync()
         id_ = self.shapes.get(key)
         if id_ is not None:
             return id_, False
@@ -241,6 +689,8 @@ class DenseWriter:
 
     def declare_shape(self) -> int:
         """Reserve the next shape id without binding it to a key tuple (self-contained declarations)."""
+        if self._native:
+            self.sync()
         self.shape_count += 1
         return self.shape_count
 
@@ -270,6 +720,8 @@ class DenseReader:
         "last_bin",
         "_arrs",
         "_native",
+        "fields",
+        "_fnative",
     )
 
     def __init__(self) -> None:
@@ -287,6 +739,11 @@ class DenseReader:
         self.last_bin = False
         self._arrs: _DenseArrays | None = None
         self._native = False  # True while the array form holds the current state
+        #: tagStrDelta bases per map shape: shape id -> previous string value of each field.
+        self.fields: dict[int, list[bytes | None]] = {}
+        #: True while the array form holds the shapes and the field bases (qdf_columnar.wire.fast_dec);
+        #: independent of ``_native`` (which covers the string state only).
+        self._fnative = False
 
     def value(self, id_: int) -> bytes:
         """The bytes of intern id ``id_`` (materialised from the slab on first use)."""
@@ -395,6 +852,38 @@ class DenseReader:
             return self._inline(r, r.u32("a str32 length"), tag == _BIN32)
         return None
 
+    def read_delta(self, r: ByteReader, base: bytes | None) -> bytes:
+        """Read a tagStrDelta payload (tag consumed) against the field's previous value.
+
+        The value is ``base[:prefix] + suffix``; it is not interned and, like an
+        inline string, drops ``last_id``.
+        """
+        start = r.pos - 1
+        p = r.uvarint("a string-delta prefix length")
+        m = r.uvarint("a string-delta suffix length")
+        if base is None:
+            base = b""
+        if p > len(base):
+            raise CorruptDataError(
+                f"string delta keeps {p} bytes of a previous value of {len(base)} bytes", column=r.column, offset=start
+            )
+        if self._native:
+            self._to_python()
+        data = base[:p] + r.take_bytes(m, "a string-delta suffix")
+        self.last_id = _INVALID
+        self.last_bin = False
+        return data
+
+    def field_bases(self, shape: int, n: int) -> list[bytes | None]:
+        """The tagStrDelta bases of map shape ``shape`` (``n`` fields), keyed by wire position."""
+        if self._fnative:
+            self._fields_to_python()
+        bases = self.fields.get(shape)
+        if bases is None or len(bases) < n:
+            bases = (bases or []) + [None] * (n - len(bases or []))
+            self.fields[shape] = bases
+        return bases
+
     # ------------------------------------------------------- the kernel path
     def scan_values(self, buf: np.ndarray, pos: int, end: int, n: int, starts: np.ndarray,
                     lens: np.ndarray) -> tuple[int, int, int]:
@@ -419,6 +908,7 @@ class DenseReader:
             if status != dk.NEED_SLAB:
                 break
             a.grow_slab(int(st[dk.S_NEED]))
+            st = a.st  # the growth laid the arrays out again
         a.nslab = int(st[dk.S_NIDS])
         return int(st[dk.S_ROW]), int(st[dk.S_POS]), int(st[dk.S_TOTAL])
 
@@ -480,13 +970,50 @@ class DenseReader:
     # ------------------------------------------------------------- shapes
     def declare_shape(self, names: tuple[str, ...]) -> int:
         """Register a declared shape; returns its id (1-based)."""
+        if self._fnative:
+            self._fields_to_python()
         self.shapes.append(names)
         return len(self.shapes)
 
     def shape(self, id_: int, offset: int | None = None) -> tuple[str, ...]:
+        if self._fnative:
+            self._fields_to_python()
         if id_ == 0 or id_ > len(self.shapes):
             raise CorruptDataError(f"unknown map shape id {id_} ({len(self.shapes)} declared)", offset=offset)
         return self.shapes[id_ - 1]
+
+    def shape_state(self) -> tuple[list[tuple[str, ...]], dict[int, list[bytes | None]]]:
+        """Copies of the shapes and the per-field string-delta bases (Python form)."""
+        if self._fnative:
+            self._fields_to_python()
+        return list(self.shapes), {k: list(v) for k, v in self.fields.items()}
+
+    def _sync_shapes(self, a: _DenseArrays) -> None:
+        """Shapes are append-only: copy the ones declared in one form to the other, O(new shapes)."""
+        n_arr = int(a.st[td.T_NSH])
+        n_py = len(self.shapes)
+        if n_py > n_arr:
+            a.add_shapes(self.shapes[n_arr:])
+        elif n_arr > n_py:
+            self.shapes.extend(a.read_shapes(n_py + 1, n_arr + 1))
+
+    def _fields_to_python(self) -> None:
+        """Shapes and field bases: array form -> Python form (O(shapes + fields))."""
+        a = self._arrs
+        self._sync_shapes(a)
+        self.fields = a.read_fields()
+        self._fnative = False
+
+    def _fields_to_arrays(self) -> _DenseArrays:
+        """Shapes and field bases: Python form -> array form (O(shapes + fields))."""
+        a = self._arrs
+        if a is None:
+            a = self._arrs = _DenseArrays()
+        if not self._fnative:
+            self._sync_shapes(a)
+            a.write_fields(self.fields)
+            self._fnative = True
+        return a
 
 
 class _DenseArrays:
@@ -499,53 +1026,51 @@ class _DenseArrays:
     and storing cost O(ids), never O(capacity).
     """
 
-    __slots__ = ("toff", "slab", "kinds", "pair", "stamp", "owner", "bcnt", "ring", "st", "nslab")
+    __slots__ = ("toff", "slab", "kinds", "pair", "stamp", "owner", "bcnt", "ring", "st", "nslab",
+                 "mst", "midx", "ivf", "shp", "fld", "fkm", "ktab", "stk", "heap", "out", "outmv", "args", "I", "U")
+
+    # All the arrays are views into two backing arrays, ``I`` (int64) and ``U`` (uint8), laid
+    # out by :func:`qdf_kernels.transcode_dec.layout`: the transcode kernel takes just
+    # ``(I, U)`` (each array argument costs ~90 ns a call). Growing any region lays both out
+    # again (regions copied) and rebinds every view, so callers re-read the attributes after
+    # a growth (``dense_scan_into`` gets the views as before).
 
     def __init__(self) -> None:
         cap = 64
-        self.toff = np.zeros(cap + 1, np.int64)
-        self.slab = np.empty(1 << 12, np.uint8)
-        self.kinds = np.zeros(cap, np.uint8)
-        self.pair = np.full(cap, -1, np.int64)
-        self.stamp = np.zeros(cap, np.int64)
-        self.owner = np.full(_owner_size(cap), -1, np.int64)
-        self.bcnt = np.zeros(_block_slots(len(self.owner)), np.int64)
-        self.ring = np.full(RING_SIZE, _EMPTY, np.int64)
-        self.st = np.zeros(dk.S_LEN, np.int64)
+        osz = _owner_size(cap)
+        self._relayout(td.layout(cap, osz, _block_slots(osz), 1 << 12, 16, 16, 1 << 12, 1 << 12, 64))
+        self.st[dk.S_LAST] = _EMPTY
         self.st[dk.S_MAXIDS] = MAX_DECODE_ENTRIES
         self.nslab = 0
+
+    def _relayout(self, iu: tuple[np.ndarray, np.ndarray]) -> None:
+        self.I, self.U = iu
+        for name, v in td.views(self.I, self.U).items():
+            setattr(self, name, v)
+        self.outmv = memoryview(self.out)
+        self.args = iu  # the transcode kernel's array arguments
+
+    def _grow(self, cap: int | None = None, slab: int | None = None, shp: int | None = None,
+              fld: int | None = None, heap: int | None = None, out: int | None = None,
+              stk: int | None = None) -> None:
+        cap = cap or len(self.kinds)
+        osz = _owner_size(cap) if cap != len(self.kinds) else len(self.owner)
+        self._relayout(td.layout(cap, osz, _block_slots(osz), slab or len(self.slab), shp or len(self.shp),
+                                 fld or len(self.fld), heap or len(self.heap), out or len(self.out),
+                                 stk or len(self.stk), self.I, self.U))
 
     def reserve_ids(self, need: int) -> None:
         cap = len(self.kinds)
         if need <= cap:
             return
-        cap = max(need, 2 * cap)
-
-        def grow(arr: np.ndarray, size: int, keep: int) -> np.ndarray:
-            out = np.empty(size, arr.dtype)
-            out[:keep] = arr[:keep]
-            return out
-
-        nids = int(self.st[dk.S_NIDS])
-        self.toff = grow(self.toff, cap + 1, len(self.toff))
-        self.kinds = grow(self.kinds, cap, nids)
-        self.pair = grow(self.pair, cap, nids)
-        self.stamp = grow(self.stamp, cap, nids)
-        clock = int(self.st[dk.S_CLOCK])
-        self.owner = grow(self.owner, _owner_size(cap), clock)
-        self.bcnt = np.zeros(_block_slots(len(self.owner)), np.int64)
-        self.bcnt[: _blocks(clock)] = np.bincount(np.flatnonzero(self.owner[:clock] >= 0) >> dk.BLOCK_SHIFT,
-                                                   minlength=_blocks(clock))[: _blocks(clock)]
+        self._grow(cap=max(need, 2 * cap))
 
     def reserve_slab(self, need: int) -> None:
         if need > len(self.slab):
             self.grow_slab(need)
 
     def grow_slab(self, need: int) -> None:
-        out = np.empty(max(need, 2 * len(self.slab)), np.uint8)
-        used = int(self.st[dk.S_USED])
-        out[:used] = self.slab[:used]
-        self.slab = out
+        self._grow(slab=max(need, 2 * len(self.slab)))
 
     def load(self, d: DenseReader) -> None:
         """Python form -> arrays (the id arrays already have room for every id)."""
@@ -556,6 +1081,7 @@ class _DenseArrays:
             blob = b"".join(new)
             used = int(st[dk.S_USED])
             self.reserve_slab(used + len(blob))
+            st = self.st  # (a growth lays the arrays out again)
             self.slab[used : used + len(blob)] = np.frombuffer(blob, np.uint8)
             ends = np.fromiter((len(v) for v in new), np.int64, count=len(new))
             np.cumsum(ends, out=ends)
@@ -601,6 +1127,192 @@ class _DenseArrays:
         d.last_id = int(st[dk.S_LAST])
         d.head = int(st[dk.S_HEAD])
         d.last_bin = bool(st[dk.S_BIN])
+        self.nslab = nids  # every id the kernels interned has its bytes in the slab
+
+    # ---------------------------------------------- transcode_dec: shapes and field bases
+    def kernel_args(self) -> tuple:
+        """The array arguments of :func:`qdf_kernels.transcode_dec.transcode` after ``validate_only``."""
+        return self.args
+
+    def grow_for(self, st: np.ndarray) -> None:
+        """Grow what a NEED status asked for (``st[T_NEED_*]``), then clear the requests."""
+        kw: dict[str, int] = {}
+        need = int(st[td.T_NEED_OUT])
+        if need > len(self.out):
+            kw["out"] = max(need, 2 * len(self.out))
+        need = int(st[td.T_NEED_IDS])
+        if need:
+            need = min(need, MAX_DECODE_ENTRIES) + 1
+            if need > len(self.kinds):
+                kw["cap"] = max(need, 2 * len(self.kinds))
+        need = int(st[td.T_NEED_SLAB])
+        if need > len(self.slab):
+            kw["slab"] = max(need, 2 * len(self.slab))
+        need = int(st[td.T_NEED_SHP])
+        if need > len(self.shp):
+            kw["shp"] = max(need, 2 * len(self.shp))
+        need = int(st[td.T_NEED_FLD])
+        if need > len(self.fld):
+            kw["fld"] = max(need, 2 * len(self.fld))
+        need = int(st[td.T_NEED_HEAP])
+        if need > len(self.heap):
+            kw["heap"] = max(need, 2 * len(self.heap))
+        need = int(st[td.T_NEED_STK])
+        if need > len(self.stk):
+            kw["stk"] = max(need, 2 * len(self.stk))
+        st[td.T_NEED_OUT : td.T_NEED_HEAP + 1] = 0
+        st[td.T_NEED_STK] = 0
+        if kw:
+            self._grow(**kw)
+
+    def reserve_shapes(self, rows: int) -> None:
+        if rows > len(self.shp):
+            self._grow(shp=max(rows, 2 * len(self.shp)))
+
+    def reserve_fields(self, rows: int) -> None:
+        if rows > len(self.fld):
+            self._grow(fld=max(rows, 2 * len(self.fld)))
+
+    def reserve_heap(self, need: int) -> None:
+        if need > len(self.heap):
+            self._grow(heap=max(need, 2 * len(self.heap)))
+
+    def _heap_put(self, data: bytes) -> int:
+        """Append ``data`` to the heap; returns its offset."""
+        h = int(self.st[td.T_HEAP])
+        self.reserve_heap(h + len(data))
+        if data:
+            self.heap[h : h + len(data)] = np.frombuffer(data, np.uint8)
+        self.st[td.T_HEAP] = h + len(data)
+        return h
+
+    def add_shapes(self, shapes: list[tuple[str, ...]]) -> None:
+        """Append shapes declared in the Python form (keys stored as msgpack strings)."""
+        for keys in shapes:
+            blob = bytearray()
+            for k in keys:
+                b = k.encode("utf-8", "surrogatepass")
+                n = len(b)
+                if n <= 31:
+                    blob.append(0xA0 | n)
+                elif n <= 0xFF:
+                    blob += bytes((0xD9, n))
+                elif n <= 0xFFFF:
+                    blob.append(0xDA)
+                    blob += n.to_bytes(2, "big")
+                else:
+                    blob.append(0xDB)
+                    blob += n.to_bytes(4, "big")
+                blob += b
+            sid = int(self.st[td.T_NSH]) + 1
+            self.reserve_shapes(sid + 1)
+            h = self._heap_put(bytes(blob))
+            fb = int(self.st[td.T_NFLD])
+            self.reserve_fields(fb + len(keys))
+            self.fld[fb : fb + len(keys)] = (0, -1, 0, 0, 0)
+            self.fkm[fb : fb + len(keys)] = 0
+            self.shp[sid] = (h, h + len(blob), len(keys), fb, 0)
+            self.st[td.T_NFLD] = fb + len(keys)
+            self.st[td.T_NSH] = sid
+
+    def read_shapes(self, lo: int, hi: int) -> list[tuple[str, ...]]:
+        """The key tuples of shape ids ``lo .. hi-1`` (declared by the kernel)."""
+        heap = self.heap
+        out = []
+        for sid in range(lo, hi):
+            p, end, n = (int(x) for x in self.shp[sid, :3])
+            raw = heap[p:end].tobytes()
+            keys = []
+            q = 0
+            for _ in range(n):
+                b = raw[q]
+                if b <= 0xBF:
+                    ln, q = b & 0x1F, q + 1
+                elif b == 0xD9:
+                    ln, q = raw[q + 1], q + 2
+                elif b == 0xDA:
+                    ln, q = int.from_bytes(raw[q + 1 : q + 3], "big"), q + 3
+                else:
+                    ln, q = int.from_bytes(raw[q + 1 : q + 5], "big"), q + 5
+                keys.append(raw[q : q + ln].decode("utf-8", "surrogateescape"))
+                q += ln
+            out.append(tuple(keys))
+        return out
+
+    def read_fields(self) -> dict[int, list[bytes | None]]:
+        """The field bases as the Python form keeps them (only shapes whose values were read)."""
+        out: dict[int, list[bytes | None]] = {}
+        shp, fld, heap, slab, toff = self.shp, self.fld, self.heap, self.slab, self.toff
+        for sid in range(1, int(self.st[td.T_NSH]) + 1):
+            if not shp[sid, 4]:
+                continue
+            n, fb = int(shp[sid, 2]), int(shp[sid, 3])
+            bases: list[bytes | None] = []
+            for j in range(fb, fb + n):
+                kind = fld[j, 0]
+                if kind == 1:
+                    bases.append(heap[fld[j, 2] : fld[j, 2] + fld[j, 3]].tobytes())
+                elif kind == 2:
+                    i = int(fld[j, 1])
+                    bases.append(slab[toff[i] : toff[i + 1]].tobytes())
+                else:
+                    bases.append(None)
+            out[sid] = bases
+        return out
+
+    def write_fields(self, fields: dict[int, list[bytes | None]]) -> None:
+        """Python-form field bases -> arrays (regions are reused when large enough)."""
+        st = self.st
+        mx = int(st[td.T_MAXLEN])
+        for sid in range(1, int(st[td.T_NSH]) + 1):
+            bases = fields.get(sid)
+            self.shp[sid, 4] = bases is not None
+            n, fb = int(self.shp[sid, 2]), int(self.shp[sid, 3])
+            for i in range(n):
+                j = fb + i
+                b = bases[i] if bases is not None and i < len(bases) else None
+                if b is None:
+                    self.fld[j, 0] = 0
+                    continue
+                if self.fld[j, 4] < len(b):
+                    cap = max(2 * len(b), 16)
+                    h = int(st[td.T_HEAP])
+                    self.reserve_heap(h + cap)  # may lay the arrays out again: no local views
+                    st = self.st
+                    st[td.T_HEAP] = h + cap
+                    self.fld[j, 2] = h
+                    self.fld[j, 4] = cap
+                fld = self.fld
+                h = int(fld[j, 2])
+                if b:
+                    self.heap[h : h + len(b)] = np.frombuffer(b, np.uint8)
+                fld[j, 0] = 1
+                fld[j, 3] = len(b)
+                mx = max(mx, len(b))
+        st[td.T_MAXLEN] = mx
+
+    def python_maxlen(self, d: DenseReader) -> None:
+        """Raise ``T_MAXLEN`` over ids interned since it was last computed and over the
+        Python form's field bases (before a validate pass on a Python-form reader)."""
+        st = self.st
+        nids = int(st[dk.S_NIDS]) if d._native else len(d.values)
+        lo = int(st[td.T_MLIDS])
+        mx = int(st[td.T_MAXLEN])
+        if lo < nids:
+            hi = nids if d._native else min(nids, self.nslab)
+            if lo < hi:
+                mx = max(mx, int(np.diff(self.toff[lo : hi + 1]).max()))
+            if not d._native:
+                for v in d.values[max(lo, self.nslab) :]:
+                    if v is not None:
+                        mx = max(mx, len(v))
+            st[td.T_MLIDS] = nids
+        if not d._fnative:
+            for bases in d.fields.values():
+                for b in bases:
+                    if b is not None and len(b) > mx:
+                        mx = len(b)
+        st[td.T_MAXLEN] = mx
 
 
 def _owner_size(cap_ids: int) -> int:

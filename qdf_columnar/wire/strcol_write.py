@@ -494,21 +494,22 @@ def _per_value(col: _Column) -> _Form:
     if col._per_value is not None:
         return col._per_value
     dense = col.dense
+    dense.sync()  # the fast encode path may hold the current state in its array form
     enc = col.enc
     dvals = enc.dictionary
     d_off, d_data = _offsets_data(dvals)
     d = len(dvals)
-    table = dense.table
-    next0 = len(table)
+    table = dense.btable if col.binary else dense.table
+    next0 = dense.n_ids
     ids = np.full(d, -1, np.int64)
-    if dense.dense and next0 and d:
+    if dense.dense and table and d:
         large = pa.types.is_large_string(dvals.type) or pa.types.is_large_binary(dvals.type)
         btype = pa.large_binary() if large else pa.binary()
         pos = pc.index_in(dvals.view(btype), value_set=pa.array(list(table), type=btype))
         pos = np.asarray(pos.fill_null(-1), dtype=np.int64)
         hit = pos >= 0
         if hit.any():
-            ids[hit] = np.fromiter(table.values(), np.int64, count=next0)[pos[hit]]
+            ids[hit] = np.fromiter(table.values(), np.int64, count=len(table))[pos[hit]]
     space = next0 + d
     pair = np.full(space, -1, np.int64)
     if dense.pair_on and dense.pair:
@@ -540,6 +541,7 @@ def _per_value(col: _Column) -> _Form:
             new = new.view(pa.large_binary() if pa.types.is_large_string(new.type) else
                            pa.binary() if pa.types.is_string(new.type) else new.type)
             table.update(zip(new.to_pylist(), range(next0, next0 + nnew)))
+            dense.n_ids = next0 + nnew
         dense.ring = ring.tolist()
         dense.head = int(state[2])
         dense.last_id = int(state[1])

@@ -16,13 +16,14 @@ import numpy as np
 from ..errors import CorruptDataError, DecodeError, TruncatedError, UnknownCodecError
 from ..format.header import open_body
 from ..format.reader import ByteReader
-from ..format.tags import HEADER_SIZE, ContainerTag, QPackTag, Tag
+from ..format.tags import HEADER_SIZE, ContainerTag, DenseTag, QPackTag, Tag
 from .context import MAX_DEPTH, DecodeContext, ensure_recursion_room
 from .dense import STRINGISH_TAGS, DenseReader
 from .values_write import _EPOCH, _FALSE, _FLOAT32, _FLOAT64, _MAP_SHAPE, _NIL, _TIMESTAMP, _TRUE
 
 __all__ = ["read_value", "read_string", "loads"]
 
+_STR_DELTA = int(DenseTag.STR_DELTA)
 _FLOAT_KINDS = frozenset((0x0A, 0x0B, 0x0E, 0x0F))  # QPack kind bytes that hold floats
 
 _Reader = Any  # handler signature: (r, ctx, tag) -> value
@@ -98,13 +99,34 @@ def _read_shape(r: ByteReader, ctx: DecodeContext, tag: int) -> dict:
                 raise CorruptDataError(f"map shape key has tag {ktag:#04x}, not a string", offset=kstart)
             names.append(dense.text(data, r, kstart))
         keys = tuple(names)
-        dense.declare_shape(keys)
+        sid = dense.declare_shape(keys)
     else:
         keys = dense.shape(sid, start)
-        if len(keys) > r.remaining:
-            raise _truncated(r, f"map shape {sid} needs {len(keys)} values but only {r.remaining} bytes remain")
+    if len(keys) > r.remaining:
+        raise _truncated(r, f"map shape {sid} needs {len(keys)} values but only {r.remaining} bytes remain")
     _nesting(ctx, r)
-    out = {k: read_value(r, ctx) for k in keys}
+    bases = dense.field_bases(sid, len(keys))
+    out = {}
+    buf = r.buf
+    for i, k in enumerate(keys):
+        if r.pos >= r.end:
+            raise _truncated(r, f"input ends inside map shape {sid} before its value {k!r}")
+        tag = buf[r.pos]
+        if tag == _STR_DELTA:
+            # Per-field front delta against this field's previous string (Go tagStrDelta).
+            vstart = r.pos
+            r.pos += 1
+            data = dense.read_delta(r, bases[i])
+            bases[i] = data
+            out[k] = dense.text(data, r, vstart)
+        elif tag in STRINGISH_TAGS:
+            vstart = r.pos
+            r.pos += 1
+            data = dense.read_str(r, tag)
+            bases[i] = data
+            out[k] = data if dense.last_bin else dense.text(data, r, vstart)
+        else:
+            out[k] = read_value(r, ctx)
     ctx.depth -= 1
     return out
 
@@ -169,6 +191,10 @@ def _read_colstruct(r: ByteReader, ctx: DecodeContext, tag: int) -> object:
     return out
 
 
+def _stray_delta(r: ByteReader, ctx: DecodeContext, tag: int) -> object:
+    raise CorruptDataError("string delta (F2) outside a map-shape field: it has no previous value", offset=r.pos - 1)
+
+
 def _unknown(r: ByteReader, ctx: DecodeContext, tag: int) -> object:
     raise UnknownCodecError(f"tag {tag:#04x} is not a row-major qdf v1 value tag", offset=r.pos - 1)
 
@@ -204,6 +230,7 @@ def _build_handlers() -> list[_Reader]:
     h[Tag.MAP32] = lambda r, ctx, tag: _read_map_n(r, ctx, r.u32("a map32 count"))
     h[_MAP_SHAPE] = _read_shape
     h[_TIMESTAMP] = _read_timestamp
+    h[_STR_DELTA] = _stray_delta
     for t in QPackTag:
         if t != QPackTag.ZONE:  # zone chunks only exist inside columnar bodies
             h[t] = _read_qpack
@@ -231,17 +258,51 @@ def read_string(r: ByteReader, dense: DenseReader) -> str:
     return dense.text(data, r, start)
 
 
-def loads(buf: bytes | bytearray | memoryview) -> object:
+def loads(buf: bytes | bytearray | memoryview, *, type: Any = None) -> Any:  # noqa: A002 - msgspec's name
     """Decode a complete one-shot qdf v1 buffer holding one row-major root value.
 
     Trailing bytes after the root value raise :class:`CorruptDataError`. A batch that
     ``encode`` shredded (nested columns, docs/FORMAT.md Part 3) comes back as its list
     of row dicts, as it went in, rather than as its level tables.
-    """
-    from .shred_read import is_shredded
 
+    ``type`` builds the result as that type instead of plain dicts and lists: a
+    dataclass, a msgspec Struct, ``list[T]``, ``dict[str, T]``, ``Optional[T]``...
+    (:mod:`qdf_columnar.wire.typed`); a mismatch raises :class:`DecodeError` naming
+    the path of the offending value.
+    """
+    value = _loads(buf)
+    if type is None:
+        return value
+    from .typed import convert
+
+    return convert(value, type)
+
+
+_FAST_LOADS: list[Any] = []  # memo: [fast_dec.loads_body or None], imported on first use
+
+
+def _fast_loads() -> Any:
+    try:
+        from .fast_dec import loads_body
+    except ImportError:  # the kernels cannot load: the Python reader does everything
+        loads_body = None
+    _FAST_LOADS.append(loads_body)
+    return loads_body
+
+
+def _loads(buf: bytes | bytearray | memoryview) -> object:
     original = buf
     flags, buf = open_body(buf)
+    fast = _FAST_LOADS[0] if _FAST_LOADS else _fast_loads()
+    if fast is not None:
+        # The Numba transcoder (qdf -> pickle opcodes -> pickle.loads), for a whole body.
+        ok, value = fast(buf, HEADER_SIZE, len(buf))
+        if ok:
+            return value
+    # Declined (columnar containers, QPack slices, or input the Python reader must name the
+    # fault of): the row-major reader, or the batch decoder for a shredded batch.
+    from .shred_read import is_shredded
+
     if is_shredded(buf, flags):  # an encode()d batch with nested columns: its rows, reassembled
         from ..api import decode
 

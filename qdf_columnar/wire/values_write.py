@@ -9,7 +9,9 @@ docstring of :mod:`qdf_columnar.wire.values`; decoding is in :mod:`.values_read`
 
 from __future__ import annotations
 
+import dataclasses
 import struct
+import threading
 from datetime import datetime, timezone
 from typing import Any
 
@@ -30,6 +32,9 @@ __all__ = [
     "write_timestamp",
     "dumps",
     "COLUMNAR_MIN_ROWS",
+    "struct_fields",
+    "try_columnar",
+    "write_fast",
 ]
 
 #: Lists of at least this many same-keyed dicts are offered to the columnar writer (Go columnarMinElems).
@@ -45,6 +50,9 @@ _FLOAT64 = int(Tag.FLOAT64)
 _FIXARR = int(Tag.FIXARR)
 _MAP_SHAPE = int(DenseTag.MAP_SHAPE)
 _TIMESTAMP = int(Tag.TIMESTAMP)
+
+#: Field value types whose encoding holds no string, so a field's delta base survives them.
+_BASE_NEUTRAL = frozenset((type(None), bool, int, float, datetime, np.float64, np.float32, np.int64, np.bool_))
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _EPOCH_NAIVE = datetime(1970, 1, 1)
@@ -156,6 +164,28 @@ def _datetime_parts(obj: Any) -> tuple[int, int]:
     return delta.days * 86400 + delta.seconds, delta.microseconds * 1000
 
 
+_FIELDS_CACHE: dict[type, tuple[str, ...] | None] = {}
+
+
+def struct_fields(obj: object) -> tuple[str, ...] | None:
+    """Field names of a dataclass instance or msgspec-style Struct, else None (cached per type)."""
+    t = type(obj)
+    try:
+        return _FIELDS_CACHE[t]
+    except KeyError:
+        pass
+    names: tuple[str, ...] | None = None
+    if dataclasses.is_dataclass(t):
+        names = tuple(f.name for f in dataclasses.fields(t))
+    else:
+        sf = getattr(t, "__struct_fields__", None)  # msgspec.Struct, without importing msgspec
+        if isinstance(sf, tuple) and all(isinstance(n, str) for n in sf):
+            names = sf
+    if len(_FIELDS_CACHE) < 4096:
+        _FIELDS_CACHE[t] = names
+    return names
+
+
 def _write_seq_header(out: bytearray, n: int) -> None:
     if n <= 31:
         out.append(_FIXARR | n)
@@ -176,22 +206,45 @@ def _enter(ctx: EncodeContext) -> None:
         raise EncodeError(f"nesting deeper than {ctx.max_depth} levels (is there a reference cycle?)")
 
 
+def try_columnar(out: bytearray, seq: list | tuple, ctx: EncodeContext) -> bool:
+    """Offer a list of >= 16 records (dicts sharing one key order, or one dataclass / Struct
+    type) to the columnar writer (§3.4); True when it wrote an EF container."""
+    if len(seq) < COLUMNAR_MIN_ROWS or not columnar_enabled(ctx.opts):
+        return False
+    if type(seq[0]) is not dict:
+        names = struct_fields(seq[0])
+        t0 = type(seq[0])
+        if names is None or not all(type(rec) is t0 for rec in seq):
+            return False
+        # A list of one dataclass / Struct type is a []struct: offer it as records.
+        seq = [{name: getattr(rec, name) for name in names} for rec in seq]
+    if not _same_keyed_records(seq):
+        return False
+    write_records_columnar = _colstruct_writer()
+    if write_records_columnar is None:
+        return False
+    mark = len(out)
+    if write_records_columnar(out, list(seq), ctx):
+        return True
+    del out[mark:]  # contract: a declining writer has written (and interned) nothing
+    return False
+
+
 def _write_list(out: bytearray, seq: list | tuple, ctx: EncodeContext) -> None:
     n = len(seq)
-    if n >= COLUMNAR_MIN_ROWS and columnar_enabled(ctx.opts) and _same_keyed_records(seq):
-        write_records_columnar = _colstruct_writer()
-        if write_records_columnar is not None:
-            mark = len(out)
-            if write_records_columnar(out, list(seq), ctx):
-                return
-            del out[mark:]  # contract: a declining writer has written (and interned) nothing
+    if n >= COLUMNAR_MIN_ROWS and try_columnar(out, seq, ctx):
+        return
     _enter(ctx)
     _write_seq_header(out, n)
+    outer = ctx.in_repeated
+    ctx.in_repeated = True
     for i, item in enumerate(seq):
         try:
             write_value(out, item, ctx)
         except UnsupportedTypeError as err:
+            ctx.in_repeated = outer
             raise _with_path(err, f"[{i}]") from None
+    ctx.in_repeated = outer
     ctx.depth -= 1
 
 
@@ -236,7 +289,31 @@ def _write_dict(out: bytearray, d: dict, ctx: EncodeContext) -> None:
                 dense.write_str(out, k.encode("utf-8"))
         else:
             write_uvarint(out, shape)
-        for k, v in d.items():
+        # String fields of records in a list go through the per-field delta (Go
+        # writeStringField, offered only in repeated context as there). Decoders advance
+        # a field's base on every string-ish value of it, bytes included, so the encoder
+        # tracks it on every value, repeated context or not. A container value leaves
+        # the Go decoder's base at whatever string it read last inside; the encoder
+        # forgets the base then, so the field's next string is written whole.
+        fields = dense.field_states(shape, n) if dense.dense else None
+        delta_ok = ctx.in_repeated
+        for i, (k, v) in enumerate(d.items()):
+            if fields is not None:
+                if isinstance(v, str):
+                    data = v.encode("utf-8")
+                    if delta_ok:
+                        dense.write_str_field(out, data, fields[i])
+                    else:
+                        dense.write_str(out, data)
+                        fields[i].base = data
+                    continue
+                if isinstance(v, (bytes, bytearray, memoryview)):
+                    data = bytes(v)
+                    dense.write_str(out, data, binary=True)
+                    fields[i].base = data
+                    continue
+                if type(v) not in _BASE_NEUTRAL:
+                    fields[i].base = None
             try:
                 write_value(out, v, ctx)
             except UnsupportedTypeError as err:
@@ -353,6 +430,10 @@ def _write_other(out: bytearray, obj: object, ctx: EncodeContext) -> None:
         _write_ndarray(out, obj, ctx)
     elif isinstance(obj, datetime):
         write_timestamp(out, *_datetime_parts(obj))
+    elif (fields := struct_fields(obj)) is not None:
+        # Dataclasses and msgspec-style structs are maps of their fields, in declaration
+        # order, as Go writes a struct (qdf.loads(..., type=T) builds them back).
+        _write_dict(out, {name: getattr(obj, name) for name in fields}, ctx)
     else:
         raise _unsupported(f"cannot encode a value of type {type(obj).__module__}.{type(obj).__qualname__}")
 
@@ -381,6 +462,33 @@ def write_value(out: bytearray, obj: object, ctx: EncodeContext) -> None:
         _write_other(out, obj, ctx)
 
 
+_FAST: list[Any] = []  # memo: [fast_enc.try_write or None]
+_STATELESS = threading.local()  # per-thread reusable contexts for option sets without Dense
+_DENSE_BIT = int(Options.DENSE)
+_RANS_BIT = int(Options.RANS)
+_HEADERS = [bytes(pack_header(f)) for f in range(4)]
+
+
+def write_fast(out: bytearray, obj: object, ctx: EncodeContext) -> bool:
+    """Write ``obj`` through the columnar writer (a root list of records) or the Numba
+    transcoder (:mod:`.fast_enc`); False, with nothing written and no state changed, when
+    neither takes it and the Python writer must (it also names what cannot be encoded)."""
+    if not _FAST:
+        try:
+            from .fast_enc import try_write
+        except ImportError:  # msgpack missing: the Python writer does everything
+            try_write = None
+        _FAST.append(try_write)
+    try_write = _FAST[0]
+    declined = False
+    t = type(obj)
+    if (t is list or t is tuple) and len(obj) >= COLUMNAR_MIN_ROWS and columnar_enabled(ctx.opts):  # type: ignore[arg-type]
+        if try_columnar(out, obj, ctx):  # type: ignore[arg-type]
+            return True
+        declined = True
+    return try_write is not None and try_write(out, obj, ctx, root_declined=declined)
+
+
 def write_string(out: bytearray, s: str, dense: DenseWriter) -> None:
     """Append ``s`` as a string value through the Dense rules (inline when Dense is off)."""
     dense.write_str(out, s.encode("utf-8"))
@@ -394,9 +502,32 @@ def dumps(obj: object, mode: Mode = "speed") -> bytes:
     whole-body entropy pass when that makes it smaller.
     """
     opts = parse_mode(mode)
-    ctx = EncodeContext(opts)
+    iopts = int(opts)
+    if not iopts & _DENSE_BIT:
+        # Without Dense no encoder state changes (strings are inline, no shapes): one
+        # context per thread and option set serves every call, saving its construction.
+        key = iopts
+        cache = _STATELESS.__dict__
+        ctx = cache.get(key)
+        if ctx is None:
+            ctx = cache[key] = EncodeContext(opts)
+        ctx.depth = 0
+        ctx.in_repeated = False
+        ctx.col_index_used = False
+        out = bytearray(_HEADERS[iopts & 0x03])
+        if write_fast(out, obj, ctx):
+            if iopts & _RANS_BIT:
+                return finish_body(out, entropy=True)
+            return bytes(out)
+        ctx = EncodeContext(opts)  # the Python path below may raise mid-way: a fresh context
+    else:
+        ctx = EncodeContext(opts)
+        out = pack_header(header_flags(opts))
+        if write_fast(out, obj, ctx):
+            if ctx.col_index_used:
+                out[4] |= Flag.COL_INDEX
+            return finish_body(out, entropy=bool(iopts & _RANS_BIT))
     ensure_recursion_room(ctx.max_depth)
-    out = pack_header(header_flags(opts))
     try:
         write_value(out, obj, ctx)
     except UnsupportedTypeError as err:

@@ -1,0 +1,1028 @@
+"""Transcode msgpack bytes into qdf v1 row-major body bytes, Dense state included.
+
+``qdf_columnar.wire.fast_enc`` packs a Python value with ``msgpack`` (C speed) and hands the
+bytes to :func:`transcode`, which writes exactly what ``values_write.write_value`` writes for
+the same value, replaying ``qdf_columnar.wire.dense.DenseWriter`` (intern table, 128-slot
+ring, pair predictor, MTF ranks, map shapes, per-field string deltas) on a state held in
+arrays so that it carries over from call to call:
+
+* ``S`` (int64): a header of scalars (``H_*``), the ring at ``RING``, then sections whose
+  bases are stored in the header (``B_*``, see :func:`layout`): the intern hash table
+  (open addressing, power-of-two capacity, <= 50 % load; slot -> id or -1), per id its
+  offset / length in ``slab``, kind (0 str, 1 bytes) and pair successor (-1 none), the
+  shape hash table (slot -> shape id or 0), per shape id its first key entry, key count
+  (-1: an id reserved without keys) and first field entry, the key entries (offset /
+  length in ``slab``) and per field entry the delta base (offset / length in ``bslab``,
+  length -1 = None), seen, wins, muted.
+* ``slab`` (uint8): interned bytes and shape key bytes, append-only.
+* ``bslab`` (uint8): field delta bases, append-only between compactions (the glue compacts).
+
+Atomicity: pass 1 walks the msgpack bytes without touching any state; it validates what
+the Python path would reject or treat differently (non-str map keys, unknown ext codes,
+lists the columnar writer may take, nesting past the depth limit: status :data:`BAIL`)
+and sums upper bounds of every capacity pass 2 may use. If one is missing it stores the
+totals needed (``N_*``) and returns :data:`NEED`; the glue grows and calls again. Pass 2
+then cannot fail. It returns the number of output bytes.
+
+msgpack ext type 1 / 2 carry raw, state-free qdf value bytes (copied verbatim); type 2
+also marks the value as not "base neutral" (``values_write._BASE_NEUTRAL``), so a map
+field holding it forgets its delta base as the Python path does.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ._jit import kernel
+
+
+def _inl(func):
+    """Small helpers are inlined at the Numba IR level: an ordinary call that passes arrays
+    costs NRT reference counting (measured ~10 ns per call, 5x the work of a msgpack item)."""
+    return numba.njit(inline="always", nogil=True)(func)
+
+
+BAIL = -1
+NEED = -2
+
+# ---- header of S
+H_NIDS = 0
+H_LAST = 1
+H_HEAD = 2
+H_SHAPES = 3  # shape ids assigned (declared + reserved)
+H_SLAB = 4  # slab bytes used
+H_BSLAB = 5  # bslab bytes used
+H_NKEYS = 6  # key entries used
+H_NFIELDS = 7  # field entries used
+H_DENSE = 8
+H_PAIR_ON = 9
+H_MTF_ON = 10
+N_OUT = 19
+N_IDS = 20
+N_SLAB = 21
+N_SHAPES = 22
+N_KEYS = 23
+N_FIELDS = 24
+N_BSLAB = 25
+H_ICAP = 30
+H_HCAP = 31
+H_SCAP = 32
+H_SHCAP = 33
+H_KCAP = 34
+H_FCAP = 35
+B_HT = 40
+B_IOFF = 41
+B_ILEN = 42
+B_IKIND = 43
+B_PAIR = 44
+B_SHT = 45
+B_SKS = 46
+B_SN = 47
+B_SFS = 48
+B_KOFF = 49
+B_KLEN = 50
+B_FBOFF = 51
+B_FBLEN = 52
+B_FSEEN = 53
+B_FWINS = 54
+B_FMUTED = 55
+RING = 64
+H_LEN = RING + 128
+
+# ---- flags argument
+F_ROOT_DECLINED = 1
+F_IN_REP = 2
+F_COLUMNAR = 4
+F_SHAPES = 8
+F_DENSE = 16
+F_PAIR = 32
+F_MTF = 64
+F_MIN_SHIFT = 8  # min_intern in bits 8..15
+F_MAX_SHIFT = 16  # max_entries from bit 16
+
+COLUMNAR_MIN_ROWS = 16
+PROBE_N = 32
+REARM_N = 512
+
+# msgpack item classes
+_NIL = 0
+_FALSE = 1
+_TRUE = 2
+_UINT = 3
+_INT = 4
+_F64 = 5
+_STR = 6
+_BIN = 7
+_ARR = 8
+_MAP = 9
+_EXT = 10
+_ERR = -1
+
+_SECTIONS = (
+    (B_HT, H_HCAP),
+    (B_IOFF, H_ICAP),
+    (B_ILEN, H_ICAP),
+    (B_IKIND, H_ICAP),
+    (B_PAIR, H_ICAP),
+    (B_SHT, H_SHCAP),
+    (B_SKS, H_SCAP),
+    (B_SN, H_SCAP),
+    (B_SFS, H_SCAP),
+    (B_KOFF, H_KCAP),
+    (B_KLEN, H_KCAP),
+    (B_FBOFF, H_FCAP),
+    (B_FBLEN, H_FCAP),
+    (B_FSEEN, H_FCAP),
+    (B_FWINS, H_FCAP),
+    (B_FMUTED, H_FCAP),
+)
+
+
+def layout(icap: int, hcap: int, scap: int, shcap: int, kcap: int, fcap: int) -> tuple[dict[int, int], int]:
+    """Section bases for the given capacities (hash capacities are powers of two) and the total length of S."""
+    caps = {H_ICAP: icap, H_HCAP: hcap, H_SCAP: scap, H_SHCAP: shcap, H_KCAP: kcap, H_FCAP: fcap}
+    bases = {}
+    pos = H_LEN
+    for b, c in _SECTIONS:
+        bases[b] = pos
+        pos += caps[c]
+    bases.update(caps)
+    return bases, pos
+
+
+def new_state(icap: int = 64, scap: int = 16, kcap: int = 64, fcap: int = 64) -> np.ndarray:
+    """An empty state array (no ids, no shapes, empty ring, last id invalid)."""
+    hcap = _pow2(2 * icap)
+    shcap = _pow2(2 * scap)
+    bases, total = layout(icap, hcap, scap, shcap, kcap, fcap)
+    S = np.zeros(total, np.int64)
+    for k, v in bases.items():
+        S[k] = v
+    S[H_LAST] = -1
+    S[RING : RING + 128] = -1
+    S[bases[B_HT] : bases[B_HT] + hcap] = -1
+    return S
+
+
+def _pow2(n: int) -> int:
+    c = 16
+    while c < n:
+        c <<= 1
+    return c
+
+
+def relayout(S: np.ndarray, icap: int, scap: int, kcap: int, fcap: int) -> np.ndarray:
+    """A copy of ``S`` with at least these capacities (hash tables rebuilt by :func:`rehash`)."""
+    icap = max(icap, int(S[H_ICAP]))
+    scap = max(scap, int(S[H_SCAP]))
+    kcap = max(kcap, int(S[H_KCAP]))
+    fcap = max(fcap, int(S[H_FCAP]))
+    hcap = max(_pow2(2 * icap), int(S[H_HCAP]))
+    shcap = max(_pow2(2 * scap), int(S[H_SHCAP]))
+    bases, total = layout(icap, hcap, scap, shcap, kcap, fcap)
+    N = np.zeros(total, np.int64)
+    N[:H_LEN] = S[:H_LEN]
+    for b, c in _SECTIONS:
+        if b in (B_HT, B_SHT):
+            continue
+        old = int(S[b])
+        keep = int(S[c])
+        N[bases[b] : bases[b] + keep] = S[old : old + keep]
+    for k, v in bases.items():
+        N[k] = v
+    N[bases[B_HT] : bases[B_HT] + hcap] = -1
+    N[bases[B_SHT] : bases[B_SHT] + shcap] = 0
+    return N
+
+
+# --------------------------------------------------------------------- helpers
+@_inl
+def _hash(buf, off, n, seed):
+    h = np.uint64(0xCBF29CE484222325) ^ np.uint64(seed)
+    for i in range(n):
+        h ^= np.uint64(buf[off + i])
+        h *= np.uint64(0x100000001B3)
+    h ^= h >> np.uint64(29)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(32)
+    return h
+
+
+@_inl
+def _eq(a, aoff, b, boff, n):
+    for i in range(n):
+        if a[aoff + i] != b[boff + i]:
+            return False
+    return True
+
+
+@_inl
+def _uvlen(v):
+    n = 1
+    while v >= 0x80:
+        v >>= 7
+        n += 1
+    return n
+
+
+@_inl
+def _put_uv(out, o, v):
+    while v >= 0x80:
+        out[o] = (v & 0x7F) | 0x80
+        o += 1
+        v >>= 7
+    out[o] = v
+    return o + 1
+
+
+@_inl
+def _be(src, p, n):
+    v = np.uint64(0)
+    for i in range(n):
+        v = (v << np.uint64(8)) | np.uint64(src[p + i])
+    return v
+
+
+@_inl
+def _put_le(out, o, v, n):
+    """Little-endian low ``n`` bytes of the uint64 ``v``."""
+    for i in range(n):
+        out[o + i] = np.uint8((v >> np.uint64(8 * i)) & np.uint64(0xFF))
+    return o + n
+
+
+@_inl
+def _item(src, p, end):
+    """Decode one msgpack item header at ``p`` -> (class, a, b, position after the header).
+
+    a: count / length / value bits (uint64 as int64 for _UINT); b: the ext type code."""
+    if p >= end:
+        return _ERR, np.int64(0), np.int64(0), p
+    t = np.int64(src[p])
+    p += 1
+    if t <= 0x7F:
+        return _UINT, t, np.int64(0), p
+    if t <= 0x8F:
+        return _MAP, t & 0x0F, np.int64(0), p
+    if t <= 0x9F:
+        return _ARR, t & 0x0F, np.int64(0), p
+    if t <= 0xBF:
+        return _STR, t & 0x1F, np.int64(0), p
+    if t >= 0xE0:
+        return _INT, t - 256, np.int64(0), p
+    if t == 0xC0:
+        return _NIL, np.int64(0), np.int64(0), p
+    if t == 0xC2:
+        return _FALSE, np.int64(0), np.int64(0), p
+    if t == 0xC3:
+        return _TRUE, np.int64(0), np.int64(0), p
+    w = np.int64(0)
+    cls = _ERR
+    if t == 0xC4 or t == 0xC5 or t == 0xC6:
+        cls = _BIN
+        w = np.int64(1) << (t - 0xC4)
+    elif t == 0xD9 or t == 0xDA or t == 0xDB:
+        cls = _STR
+        w = np.int64(1) << (t - 0xD9)
+    elif t == 0xDC or t == 0xDD:
+        cls = _ARR
+        w = np.int64(2) << (t - 0xDC)
+    elif t == 0xDE or t == 0xDF:
+        cls = _MAP
+        w = np.int64(2) << (t - 0xDE)
+    elif t == 0xCB:
+        if p + 8 > end:
+            return _ERR, np.int64(0), np.int64(0), p
+        return _F64, np.int64(_be(src, p, 8)), np.int64(0), p + 8
+    elif 0xCC <= t <= 0xCF:
+        w = np.int64(1) << (t - 0xCC)
+        if p + w > end:
+            return _ERR, np.int64(0), np.int64(0), p
+        return _UINT, np.int64(_be(src, p, w)), np.int64(0), p + w
+    elif 0xD0 <= t <= 0xD3:
+        w = np.int64(1) << (t - 0xD0)
+        if p + w > end:
+            return _ERR, np.int64(0), np.int64(0), p
+        u = _be(src, p, w)
+        bits = 8 * w
+        v = np.int64(u)
+        if bits < 64 and (u >> np.uint64(bits - 1)) & np.uint64(1):
+            v = np.int64(u) - (np.int64(1) << bits)
+        if v >= 0:
+            return _UINT, v, np.int64(0), p + w
+        return _INT, v, np.int64(0), p + w
+    elif 0xD4 <= t <= 0xD8:  # fixext 1..16
+        if p + 1 > end:
+            return _ERR, np.int64(0), np.int64(0), p
+        n = np.int64(1) << (t - 0xD4)
+        code = np.int64(np.int8(src[p]))
+        return _EXT, n, code, p + 1
+    elif t == 0xC7 or t == 0xC8 or t == 0xC9:
+        w = np.int64(1) << (t - 0xC7)
+        if p + w + 1 > end:
+            return _ERR, np.int64(0), np.int64(0), p
+        n = np.int64(_be(src, p, w))
+        code = np.int64(np.int8(src[p + w]))
+        return _EXT, n, code, p + w + 1
+    else:
+        return _ERR, np.int64(0), np.int64(0), p
+    if p + w > end:
+        return _ERR, np.int64(0), np.int64(0), p
+    return cls, np.int64(_be(src, p, w)), np.int64(0), p + w
+
+
+@_inl
+def _write_uint(out, o, u):
+    """values_write.write_int for v >= 0 (``u`` holds the uint64 bits)."""
+    uu = np.uint64(u)
+    if uu <= np.uint64(0x7F):
+        out[o] = np.uint8(uu)
+        return o + 1
+    if uu <= np.uint64(0xFF):
+        out[o] = 0xC3
+        out[o + 1] = np.uint8(uu)
+        return o + 2
+    if uu <= np.uint64(0xFFFF):
+        out[o] = 0xC4
+        return _put_le(out, o + 1, uu, 2)
+    if uu <= np.uint64(0xFFFFFFFF):
+        out[o] = 0xC5
+        return _put_le(out, o + 1, uu, 4)
+    out[o] = 0xC6
+    return _put_le(out, o + 1, uu, 8)
+
+
+@_inl
+def _write_neg(out, o, v):
+    """values_write.write_int for v < 0."""
+    u = np.uint64(v)
+    if v >= -8:
+        out[o] = 0xD8 | (-v - 1)
+        return o + 1
+    if v >= -0x80:
+        out[o] = 0xC7
+        out[o + 1] = np.uint8(u & np.uint64(0xFF))
+        return o + 2
+    if v >= -0x8000:
+        out[o] = 0xC8
+        return _put_le(out, o + 1, u, 2)
+    if v >= -0x80000000:
+        out[o] = 0xC9
+        return _put_le(out, o + 1, u, 4)
+    out[o] = 0xCA
+    return _put_le(out, o + 1, u, 8)
+
+
+# --------------------------------------------------------------- Dense strings
+@kernel
+def _lookup(S, slab, buf, off, n, kind):
+    """(id or -1, hash slot) of (kind, buf[off:off+n]) in the intern table."""
+    h = _hash(buf, off, n, kind)
+    mask = S[H_HCAP] - 1
+    bht = S[B_HT]
+    bioff = S[B_IOFF]
+    bilen = S[B_ILEN]
+    bikind = S[B_IKIND]
+    i = np.int64(h & np.uint64(mask))
+    while True:
+        id_ = S[bht + i]
+        if id_ < 0:
+            return np.int64(-1), i
+        if S[bilen + id_] == n and S[bikind + id_] == kind and _eq(slab, S[bioff + id_], buf, off, n):
+            return id_, i
+        i = (i + 1) & mask
+
+
+@_inl
+def _push(S, id_):
+    h = S[H_HEAD]
+    S[RING + (h & 127)] = id_
+    S[H_HEAD] = h + 1
+
+
+@kernel
+def _intern(S, slab, out, o, buf, off, n, kind, slot, pair_on):
+    """DenseWriter._intern: the next id, E0/E2 uvarint(n) bytes, ring push, pair record."""
+    id_ = S[H_NIDS]
+    S[H_NIDS] = id_ + 1
+    used = S[H_SLAB]
+    for i in range(n):
+        slab[used + i] = buf[off + i]
+    S[H_SLAB] = used + n
+    S[S[B_IOFF] + id_] = used
+    S[S[B_ILEN] + id_] = n
+    S[S[B_IKIND] + id_] = kind
+    S[S[B_PAIR] + id_] = -1
+    S[S[B_HT] + slot] = id_
+    out[o] = 0xE2 if kind else 0xE0
+    o = _put_uv(out, o + 1, n)
+    for i in range(n):
+        out[o + i] = buf[off + i]
+    o += n
+    _push(S, id_)
+    last = S[H_LAST]
+    if last != -1 and pair_on:
+        S[S[B_PAIR] + last] = id_
+    S[H_LAST] = id_
+    return o
+
+
+@kernel
+def _state_ref(S, out, o, id_, pair_on, mtf_on):
+    """DenseWriter.emit_state_ref."""
+    prev = S[H_LAST]
+    bpair = S[B_PAIR]
+    if prev == id_:
+        out[o] = 0xE8
+        if pair_on:
+            S[bpair + id_] = id_
+        return o + 1
+    prev_valid = prev != -1
+    if id_ < 0x80:
+        _push(S, id_)
+        out[o] = 0xE1
+        out[o + 1] = id_
+        o += 2
+    elif prev_valid and pair_on and S[bpair + prev] == id_:
+        _push(S, id_)
+        out[o] = 0xEA
+        out[o + 1] = 0
+        o += 2
+    else:
+        rank = np.int64(-1)
+        if mtf_on:
+            h = S[H_HEAD]
+            for r in range(128):
+                if S[RING + ((h - 1 - r) & 127)] == id_:
+                    rank = r
+                    break
+        _push(S, id_)
+        if rank >= 0 and _uvlen(rank) < _uvlen(id_):
+            out[o] = 0xE9
+            o = _put_uv(out, o + 1, rank)
+        else:
+            out[o] = 0xE1
+            o = _put_uv(out, o + 1, id_)
+    if prev_valid and pair_on:
+        S[bpair + prev] = id_
+    S[H_LAST] = id_
+    return o
+
+
+@_inl
+def _inline(out, o, buf, off, n, kind):
+    if kind:
+        if n <= 0xFF:
+            out[o] = 0xD0
+            out[o + 1] = n
+            o += 2
+        elif n <= 0xFFFF:
+            out[o] = 0xD1
+            o = _put_le(out, o + 1, np.uint64(n), 2)
+        else:
+            out[o] = 0xD2
+            o = _put_le(out, o + 1, np.uint64(n), 4)
+    else:
+        if n <= 31:
+            out[o] = 0x80 | n
+            o += 1
+        elif n <= 0xFF:
+            out[o] = 0xCD
+            out[o + 1] = n
+            o += 2
+        elif n <= 0xFFFF:
+            out[o] = 0xCE
+            o = _put_le(out, o + 1, np.uint64(n), 2)
+        else:
+            out[o] = 0xCF
+            o = _put_le(out, o + 1, np.uint64(n), 4)
+    for i in range(n):
+        out[o + i] = buf[off + i]
+    return o + n
+
+
+@kernel
+def _dense_str(S, slab, out, o, buf, off, n, kind, pair_on, mtf_on):
+    """The interning half of DenseWriter.write_str: a reference or a fresh intern."""
+    id_, slot = _lookup(S, slab, buf, off, n, kind)
+    if id_ >= 0:
+        return _state_ref(S, out, o, id_, pair_on, mtf_on)
+    return _intern(S, slab, out, o, buf, off, n, kind, slot, pair_on)
+
+
+@_inl
+def _write_str(S, slab, out, o, buf, off, n, kind, dense, min_intern, max_entries, pair_on, mtf_on):
+    """DenseWriter.write_str (``kind`` 1: binary)."""
+    if dense and n >= min_intern and S[H_NIDS] < max_entries:
+        return _dense_str(S, slab, out, o, buf, off, n, kind, pair_on, mtf_on)
+    if dense:
+        S[H_LAST] = -1
+    return _inline(out, o, buf, off, n, kind)
+
+
+@_inl
+def _set_base(S, bslab, f, buf, off, n):
+    used = S[H_BSLAB]
+    for i in range(n):
+        bslab[used + i] = buf[off + i]
+    S[H_BSLAB] = used + n
+    S[S[B_FBOFF] + f] = used
+    S[S[B_FBLEN] + f] = n
+
+
+@kernel
+def _write_str_field(S, slab, bslab, out, o, buf, off, n, f, min_intern, max_entries, pair_on, mtf_on):
+    """DenseWriter.write_str_field (str only; Dense is on whenever fields exist)."""
+    blen = S[S[B_FBLEN] + f]
+    boff = S[S[B_FBOFF] + f]
+    if blen <= 0:
+        o = _write_str(S, slab, out, o, buf, off, n, 0, True, min_intern, max_entries, pair_on, mtf_on)
+        _set_base(S, bslab, f, buf, off, n)
+        return o
+    if blen == n and _eq(bslab, boff, buf, off, n):
+        return _write_str(S, slab, out, o, buf, off, n, 0, True, min_intern, max_entries, pair_on, mtf_on)
+    if not (n >= min_intern and S[H_NIDS] < max_entries):
+        o = _write_str(S, slab, out, o, buf, off, n, 0, True, min_intern, max_entries, pair_on, mtf_on)
+        _set_base(S, bslab, f, buf, off, n)
+        return o
+    id_, slot = _lookup(S, slab, buf, off, n, 0)
+    if id_ >= 0:
+        o = _state_ref(S, out, o, id_, pair_on, mtf_on)
+        _set_base(S, bslab, f, buf, off, n)
+        return o
+    iseen = S[B_FSEEN] + f
+    iwins = S[B_FWINS] + f
+    imuted = S[B_FMUTED] + f
+    if not S[imuted]:
+        m = min(blen, n)
+        p = np.int64(0)
+        while p < m and bslab[boff + p] == buf[off + p]:
+            p += 1
+        intern_cost = 1 + _uvlen(n) + n
+        win = (1 + _uvlen(p) + _uvlen(n - p) + n - p) * 2 < intern_cost
+        S[iseen] += 1
+        if win:
+            S[iwins] += 1
+        if S[iseen] >= PROBE_N:
+            S[imuted] = 1 if S[iwins] == 0 else 0
+            S[iseen] = 0
+            S[iwins] = 0
+        if win:
+            out[o] = 0xF2
+            o = _put_uv(out, o + 1, p)
+            o = _put_uv(out, o, n - p)
+            for i in range(n - p):
+                out[o + i] = buf[off + p + i]
+            o += n - p
+            S[H_LAST] = -1
+            _set_base(S, bslab, f, buf, off, n)
+            return o
+    else:
+        S[iseen] += 1
+        if S[iseen] >= REARM_N:
+            S[imuted] = 0
+            S[iseen] = 0
+            S[iwins] = 0
+    o = _intern(S, slab, out, o, buf, off, n, 0, slot, pair_on)
+    _set_base(S, bslab, f, buf, off, n)
+    return o
+
+
+# ---------------------------------------------------------------------- shapes
+@kernel
+def _shape_hash(buf, keys, k0, n):
+    """Hash of an ordered key sequence (each key: msgpack str header position in ``buf``)."""
+    h = np.uint64(n) * np.uint64(0x9E3779B97F4A7C15)
+    for i in range(n):
+        _, ln, _, q = _item(buf, keys[k0 + i], len(buf))
+        h = (h ^ _hash(buf, q, ln, ln)) * np.uint64(0x100000001B3)
+    return h
+
+
+@kernel
+def _shape_find(S, slab, src, keys, k0, n):
+    """(shape id or 0, hash slot) of the key sequence ``keys[k0:k0+n]`` (positions in ``src``)."""
+    h = _shape_hash(src, keys, k0, n)
+    mask = S[H_SHCAP] - 1
+    bsht = S[B_SHT]
+    i = np.int64(h & np.uint64(mask))
+    while True:
+        sid = S[bsht + i]
+        if sid == 0:
+            return np.int64(0), i
+        if S[S[B_SN] + sid] == n:
+            e0 = S[S[B_SKS] + sid]
+            same = True
+            for j in range(n):
+                _, ln, _, q = _item(src, keys[k0 + j], len(src))
+                e = e0 + j
+                if S[S[B_KLEN] + e] != ln or not _eq(slab, S[S[B_KOFF] + e], src, q, ln):
+                    same = False
+                    break
+            if same:
+                return sid, i
+        i = (i + 1) & mask
+
+
+# ---------------------------------------------------------------------- passes
+@kernel
+def transcode(src, out, S, slab, bslab, flags, depth_room):
+    """Write the qdf body of the msgpack value ``src`` into ``out``; see the module doc.
+
+    Returns the number of bytes written, :data:`BAIL` (nothing changed) or :data:`NEED`
+    (nothing changed; ``S[N_*]`` hold the capacities needed)."""
+    end = len(src)
+    root_declined = (flags & F_ROOT_DECLINED) != 0
+    rep0 = (flags & F_IN_REP) != 0
+    columnar = (flags & F_COLUMNAR) != 0
+    dense = (flags & F_DENSE) != 0
+    shapes_on = dense and (flags & F_SHAPES) != 0
+    pair_on = (flags & F_PAIR) != 0
+    mtf_on = (flags & F_MTF) != 0
+    min_intern = (flags >> F_MIN_SHIFT) & 0xFF
+    max_entries = flags >> F_MAX_SHIFT
+    intern_possible = dense and S[H_NIDS] < max_entries
+
+    # scratch: container stack (kind, remaining, expecting-key / shape, field base, field index,
+    # repeated flag), map -> first key, key positions. Each item takes >= 1 byte of src.
+    cap = end + 2
+    stk = np.empty((6, cap), np.int64)
+    mkey = np.empty(cap, np.int64)
+    keys = np.empty(cap, np.int64)
+
+    # ---------------------------------------------------------------- pass 1
+    # Upper bounds of output bytes per item: int / float 9, str / bin n + 11 (inline
+    # header <= 5, E0/E2 1 + uvarint(n) <= 11, refs <= 11, F2 < the E0 form), array
+    # header 5, map header 1 + 10 + 1 + 10 (EC 00 uvarint(n), or EC uvarint(id), or D7 u32),
+    # ext payload copied. Summed, this bounds pass 2 exactly, whatever the state.
+    p = np.int64(0)
+    sp = np.int64(0)
+    nmaps = np.int64(0)
+    nkeys = np.int64(0)
+    n_out = np.int64(0)
+    n_ids = np.int64(0)
+    n_slab = np.int64(0)
+    n_shapes = np.int64(0)
+    n_keys = np.int64(0)
+    n_fields = np.int64(0)
+    n_bslab = np.int64(0)
+    root_done = False
+    while True:
+        in_val = False
+        if sp > 0:
+            t = sp - 1
+            if stk[1, t] == 0:
+                sp -= 1
+                continue
+            if stk[0, t] == _MAP:
+                if stk[2, t] == 0:
+                    cls, a, b, q = _item(src, p, end)
+                    if cls != _STR or q + a > end:
+                        return BAIL
+                    stk[2, t] = 1
+                    keys[stk[3, t]] = p  # a map's keys are contiguous in ``keys`` (nested maps interleave)
+                    stk[3, t] += 1
+                    n_out += a + 11
+                    if intern_possible and a >= min_intern:
+                        n_ids += 1
+                        n_slab += a
+                    if shapes_on:
+                        n_slab += a
+                        n_keys += 1
+                        n_fields += 1
+                    p = q + a
+                    continue
+                stk[2, t] = 0
+                in_val = shapes_on
+            stk[1, t] -= 1
+        else:
+            if root_done:
+                break
+            root_done = True
+        cls, a, b, q = _item(src, p, end)
+        if cls == _ERR:
+            return BAIL
+        if cls <= _F64:
+            n_out += 9
+            p = q
+        elif cls == _STR or cls == _BIN:
+            if q + a > end:
+                return BAIL
+            n_out += a + 11
+            if intern_possible and a >= min_intern:
+                n_ids += 1
+                n_slab += a
+            if in_val:
+                n_bslab += a
+            p = q + a
+        elif cls == _EXT:
+            if (b != 1 and b != 2) or q + a > end:
+                return BAIL
+            n_out += a
+            p = q + a
+        else:
+            if sp + 1 > depth_room or sp + 1 >= cap:
+                return BAIL
+            if cls == _ARR:
+                if columnar and a >= COLUMNAR_MIN_ROWS and not (sp == 0 and root_declined):
+                    c2, a2, _, _ = _item(src, q, end)
+                    if c2 == _MAP and a2 > 0:
+                        return BAIL
+                n_out += 5
+            else:
+                n_out += 22
+                if nkeys + a > cap:
+                    return BAIL
+                mkey[nmaps] = nkeys
+                stk[3, sp] = nkeys
+                nkeys += a
+                nmaps += 1
+                if shapes_on and a > 0:
+                    n_shapes += 1
+            stk[0, sp] = cls
+            stk[1, sp] = a
+            stk[2, sp] = 0
+            sp += 1
+            p = q
+    if p != end:
+        return BAIL
+
+    # ---------------------------------------------------------- capacities
+    nids = S[H_NIDS]
+    need = False
+    if nids + n_ids > S[H_ICAP] or 2 * (nids + n_ids) > S[H_HCAP]:
+        need = True
+    if S[H_SLAB] + n_slab > len(slab) or S[H_BSLAB] + n_bslab > len(bslab):
+        need = True
+    if S[H_SHAPES] + n_shapes + 1 > S[H_SCAP] or 2 * (S[H_SHAPES] + n_shapes) > S[H_SHCAP]:
+        need = True
+    if S[H_NKEYS] + n_keys > S[H_KCAP] or S[H_NFIELDS] + n_fields > S[H_FCAP]:
+        need = True
+    if n_out > len(out):
+        need = True
+    if need:
+        S[N_OUT] = n_out
+        S[N_IDS] = nids + n_ids
+        S[N_SLAB] = S[H_SLAB] + n_slab
+        S[N_SHAPES] = S[H_SHAPES] + n_shapes + 1
+        S[N_KEYS] = S[H_NKEYS] + n_keys
+        S[N_FIELDS] = S[H_NFIELDS] + n_fields
+        S[N_BSLAB] = S[H_BSLAB] + n_bslab
+        return NEED
+
+    # ---------------------------------------------------------------- pass 2
+    # stk rows: 0 kind, 1 remaining, 2 shape id (0: plain map), 3 first field entry,
+    # 4 next field index, 5 in_repeated for the children.
+    o = np.int64(0)
+    p = 0
+    sp = 0
+    mi = 0
+    root_done = False
+    while True:
+        f = np.int64(-1)
+        rep = rep0
+        if sp > 0:
+            t = sp - 1
+            if stk[1, t] == 0:
+                sp -= 1
+                continue
+            stk[1, t] -= 1
+            rep = stk[5, t] != 0
+            if stk[0, t] == _MAP:
+                _, a, _, q = _item(src, p, end)
+                if stk[2, t] == 0:
+                    o = _write_str(S, slab, out, o, src, q, a, 0, dense, min_intern, max_entries, pair_on, mtf_on)
+                else:
+                    f = stk[3, t] + stk[4, t]
+                    stk[4, t] += 1
+                p = q + a
+        else:
+            if root_done:
+                break
+            root_done = True
+        cls, a, b, q = _item(src, p, end)
+        if cls == _UINT:
+            o = _write_uint(out, o, a)
+            p = q
+        elif cls == _INT:
+            o = _write_neg(out, o, a)
+            p = q
+        elif cls == _NIL:
+            out[o] = 0xC0
+            o += 1
+            p = q
+        elif cls == _FALSE:
+            out[o] = 0xC1
+            o += 1
+            p = q
+        elif cls == _TRUE:
+            out[o] = 0xC2
+            o += 1
+            p = q
+        elif cls == _F64:
+            out[o] = 0xCC
+            o = _put_le(out, o + 1, np.uint64(a), 8)
+            p = q
+        elif cls == _STR:
+            if f >= 0:
+                if rep:
+                    o = _write_str_field(S, slab, bslab, out, o, src, q, a, f, min_intern, max_entries, pair_on, mtf_on)
+                else:
+                    o = _write_str(S, slab, out, o, src, q, a, 0, dense, min_intern, max_entries, pair_on, mtf_on)
+                    _set_base(S, bslab, f, src, q, a)
+            else:
+                o = _write_str(S, slab, out, o, src, q, a, 0, dense, min_intern, max_entries, pair_on, mtf_on)
+            p = q + a
+        elif cls == _BIN:
+            o = _write_str(S, slab, out, o, src, q, a, 1, dense, min_intern, max_entries, pair_on, mtf_on)
+            if f >= 0:
+                _set_base(S, bslab, f, src, q, a)
+            p = q + a
+        elif cls == _EXT:
+            if f >= 0 and b == 2:
+                S[S[B_FBLEN] + f] = -1
+            for i in range(a):
+                out[o + i] = src[q + i]
+            o += a
+            p = q + a
+        elif cls == _ARR:
+            if f >= 0:
+                S[S[B_FBLEN] + f] = -1
+            if a <= 31:
+                out[o] = 0xA0 | a
+                o += 1
+            elif a <= 0xFFFF:
+                out[o] = 0xD3
+                o = _put_le(out, o + 1, np.uint64(a), 2)
+            else:
+                out[o] = 0xD4
+                o = _put_le(out, o + 1, np.uint64(a), 4)
+            stk[0, sp] = _ARR
+            stk[1, sp] = a
+            stk[5, sp] = 1
+            sp += 1
+            p = q
+        else:  # _MAP
+            if f >= 0:
+                S[S[B_FBLEN] + f] = -1
+            k0 = mkey[mi]
+            mi += 1
+            stk[0, sp] = _MAP
+            stk[1, sp] = a
+            stk[2, sp] = 0
+            stk[4, sp] = 0
+            stk[5, sp] = 1 if rep else 0
+            if a > 0 and shapes_on:
+                sid, slot = _shape_find(S, slab, src, keys, k0, a)
+                out[o] = 0xEC
+                o += 1
+                if sid == 0:
+                    sid = S[H_SHAPES] + 1
+                    S[H_SHAPES] = sid
+                    S[S[B_SHT] + slot] = sid
+                    e0 = S[H_NKEYS]
+                    S[S[B_SKS] + sid] = e0
+                    S[S[B_SN] + sid] = a
+                    fs0 = S[H_NFIELDS]
+                    S[S[B_SFS] + sid] = fs0
+                    used = S[H_SLAB]
+                    for j in range(a):
+                        _, ln, _, kq = _item(src, keys[k0 + j], end)
+                        for i in range(ln):
+                            slab[used + i] = src[kq + i]
+                        S[S[B_KOFF] + e0 + j] = used
+                        S[S[B_KLEN] + e0 + j] = ln
+                        used += ln
+                        S[S[B_FBOFF] + fs0 + j] = 0
+                        S[S[B_FBLEN] + fs0 + j] = -1
+                        S[S[B_FSEEN] + fs0 + j] = 0
+                        S[S[B_FWINS] + fs0 + j] = 0
+                        S[S[B_FMUTED] + fs0 + j] = 0
+                    S[H_SLAB] = used
+                    S[H_NKEYS] = e0 + a
+                    S[H_NFIELDS] = fs0 + a
+                    out[o] = 0
+                    o = _put_uv(out, o + 1, a)
+                    for j in range(a):
+                        _, ln, _, kq = _item(src, keys[k0 + j], end)
+                        o = _write_str(S, slab, out, o, src, kq, ln, 0, dense, min_intern, max_entries, pair_on, mtf_on)
+                else:
+                    o = _put_uv(out, o, sid)
+                stk[2, sp] = sid
+                stk[3, sp] = S[S[B_SFS] + sid]
+            else:
+                if a <= 0xFF:
+                    out[o] = 0xD5
+                    out[o + 1] = a
+                    o += 2
+                elif a <= 0xFFFF:
+                    out[o] = 0xD6
+                    o = _put_le(out, o + 1, np.uint64(a), 2)
+                else:
+                    out[o] = 0xD7
+                    o = _put_le(out, o + 1, np.uint64(a), 4)
+            sp += 1
+            p = q
+    return o
+
+
+@kernel
+def rehash(S, slab, id_lo, shape_lo):
+    """Insert ids ``id_lo..`` and shapes ``shape_lo..`` into the hash tables (after a load or a relayout)."""
+    bht = S[B_HT]
+    mask = S[H_HCAP] - 1
+    for id_ in range(id_lo, S[H_NIDS]):
+        n = S[S[B_ILEN] + id_]
+        if n < 0:
+            continue
+        h = _hash(slab, S[S[B_IOFF] + id_], n, S[S[B_IKIND] + id_])
+        i = np.int64(h & np.uint64(mask))
+        while S[bht + i] >= 0:
+            i = (i + 1) & mask
+        S[bht + i] = id_
+    bsht = S[B_SHT]
+    smask = S[H_SHCAP] - 1
+    for sid in range(shape_lo, S[H_SHAPES] + 1):
+        n = S[S[B_SN] + sid]
+        if n < 0:
+            continue
+        e0 = S[S[B_SKS] + sid]
+        h = np.uint64(n) * np.uint64(0x9E3779B97F4A7C15)
+        for j in range(n):
+            ln = S[S[B_KLEN] + e0 + j]
+            h = (h ^ _hash(slab, S[S[B_KOFF] + e0 + j], ln, ln)) * np.uint64(0x100000001B3)
+        i = np.int64(h & np.uint64(smask))
+        while S[bsht + i] != 0:
+            i = (i + 1) & smask
+        S[bsht + i] = sid
+
+
+@kernel
+def reset(S, slab):
+    """Empty the state (a pooled array form for a fresh writer): O(ids + shapes), not O(capacity).
+
+    Hash slots are cleared newest first: every id on an entry's probe path was inserted
+    before it, so the probe from its home slot still reaches it."""
+    bht = S[B_HT]
+    mask = S[H_HCAP] - 1
+    for id_ in range(S[H_NIDS] - 1, -1, -1):
+        n = S[S[B_ILEN] + id_]
+        if n < 0:
+            continue
+        h = _hash(slab, S[S[B_IOFF] + id_], n, S[S[B_IKIND] + id_])
+        i = np.int64(h & np.uint64(mask))
+        while S[bht + i] != id_:
+            i = (i + 1) & mask
+        S[bht + i] = -1
+    bsht = S[B_SHT]
+    smask = S[H_SHCAP] - 1
+    for i in range(S[H_SHCAP]):
+        if S[H_SHAPES] == 0:
+            break
+        S[bsht + i] = 0
+    for i in range(128):
+        S[RING + i] = -1
+    S[H_NIDS] = 0
+    S[H_LAST] = -1
+    S[H_HEAD] = 0
+    S[H_SHAPES] = 0
+    S[H_SLAB] = 0
+    S[H_BSLAB] = 0
+    S[H_NKEYS] = 0
+    S[H_NFIELDS] = 0
+    return smask
+
+
+@kernel
+def compact_bases(S, bslab, new):
+    """Copy the live field bases into ``new`` (offsets updated); return the bytes used."""
+    used = np.int64(0)
+    boff = S[B_FBOFF]
+    blen = S[B_FBLEN]
+    for f in range(S[H_NFIELDS]):
+        n = S[blen + f]
+        if n > 0:
+            o = S[boff + f]
+            for i in range(n):
+                new[used + i] = bslab[o + i]
+            S[boff + f] = used
+            used += n
+        else:
+            S[boff + f] = 0
+    S[H_BSLAB] = used
+    return used
+
+
+def _warmup() -> None:
+    # dtypes exactly as qdf_columnar.wire.fast_enc passes them: src is a bytes object
+    S = new_state()
+    slab = np.zeros(256, np.uint8)
+    bslab = np.zeros(256, np.uint8)
+    out = np.zeros(512, np.uint8)
+    src = bytes.fromhex("92 82 a1 61 a5 68 65 6c 6c 6f a1 62 c4 04 61 62 63 64 82 a1 61 a5 68 65 6c 70 73 a1 62 c0")
+    flags = F_DENSE | F_SHAPES | F_PAIR | F_MTF | (4 << F_MIN_SHIFT) | ((1 << 14) << F_MAX_SHIFT)
+    transcode(src, out, S, slab, bslab, np.int64(flags), np.int64(10_000))
+    rehash(S, slab, np.int64(0), np.int64(1))
+    compact_bases(S, bslab, np.zeros(256, np.uint8))
+    reset(S, slab)
