@@ -51,8 +51,9 @@ _FIXARR = int(Tag.FIXARR)
 _MAP_SHAPE = int(DenseTag.MAP_SHAPE)
 _TIMESTAMP = int(Tag.TIMESTAMP)
 
-#: Field value types whose encoding holds no string, so a field's delta base survives them.
-_BASE_NEUTRAL = frozenset((type(None), bool, int, float, datetime, np.float64, np.float32, np.int64, np.bool_))
+#: Field values whose encoding holds no string, so a field's delta base survives them
+#: (subclasses included: an IntEnum is written as its int).
+_BASE_NEUTRAL = (type(None), int, float, datetime, np.number, np.bool_, np.datetime64)
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _EPOCH_NAIVE = datetime(1970, 1, 1)
@@ -218,9 +219,7 @@ def try_columnar(out: bytearray, seq: list | tuple, ctx: EncodeContext) -> bool:
             return False
         # A list of one dataclass / Struct type is a []struct: offer it as records.
         seq = [{name: getattr(rec, name) for name in names} for rec in seq]
-    if not _same_keyed_records(seq):
-        return False
-    write_records_columnar = _colstruct_writer()
+    write_records_columnar = _colstruct_writer()  # it checks the shared key order itself
     if write_records_columnar is None:
         return False
     mark = len(out)
@@ -259,14 +258,6 @@ def _colstruct_writer() -> Any:
             write_records_columnar = None
         _COLSTRUCT_WRITER.append(write_records_columnar)
     return _COLSTRUCT_WRITER[0]
-
-
-def _same_keyed_records(seq: list | tuple) -> bool:
-    first = seq[0]
-    if type(first) is not dict or not first:
-        return False
-    keys = tuple(first)  # column order is the key order, so it must match exactly
-    return all(type(rec) is dict and len(rec) == len(keys) and tuple(rec) == keys for rec in seq)
 
 
 def _write_dict(out: bytearray, d: dict, ctx: EncodeContext) -> None:
@@ -312,7 +303,7 @@ def _write_dict(out: bytearray, d: dict, ctx: EncodeContext) -> None:
                     dense.write_str(out, data, binary=True)
                     fields[i].base = data
                     continue
-                if type(v) not in _BASE_NEUTRAL:
+                if not isinstance(v, _BASE_NEUTRAL):
                     fields[i].base = None
             try:
                 write_value(out, v, ctx)
@@ -419,7 +410,8 @@ def _write_other(out: bytearray, obj: object, ctx: EncodeContext) -> None:
         out.append(_FLOAT64)
         out += _F64.pack(obj)
     elif isinstance(obj, str):
-        ctx.dense.write_str(out, str(obj).encode("utf-8"))
+        # A str subclass (a str-valued Enum...) is its text, not its __str__ (as json and msgpack).
+        ctx.dense.write_str(out, str.encode(obj, "utf-8"))
     elif isinstance(obj, (bytes, bytearray, memoryview)):
         ctx.dense.write_str(out, bytes(obj), binary=True)
     elif isinstance(obj, dict):
