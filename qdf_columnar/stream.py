@@ -144,7 +144,8 @@ class StreamWriter:
         return self._write_message(self._session.write_table, table)
 
     def _write_message(self, encode: Callable[[bytearray, Any], None], obj: Any) -> int:
-        self._check_open()
+        if self._closed or self._broken is not None:
+            self._check_open()
         buf = bytearray(_PREFIX_ROOM)
         encode(buf, obj)  # atomic: on error nothing was appended and the Dense state is unchanged
         n = len(buf) - _PREFIX_ROOM
@@ -156,11 +157,16 @@ class StreamWriter:
                 f"message body is {n} bytes, over the frame cap of {self._max_frame}; "
                 "nothing was written but this writer cannot continue (its Dense state has advanced)"
             )
-        k = uvarint_len(n)
-        start = _PREFIX_ROOM - k
-        prefix = bytearray()
-        write_uvarint(prefix, n)
-        buf[start:_PREFIX_ROOM] = prefix
+        if n < 0x80:  # most messages: a one-byte length prefix
+            k = 1
+            start = _PREFIX_ROOM - 1
+            buf[start] = n
+        else:
+            k = uvarint_len(n)
+            start = _PREFIX_ROOM - k
+            prefix = bytearray()
+            write_uvarint(prefix, n)
+            buf[start:_PREFIX_ROOM] = prefix
         self._emit(memoryview(buf)[start:])  # one write per message, prefix and body together
         self._messages += 1
         return n + k
@@ -169,7 +175,7 @@ class StreamWriter:
         try:
             written = self._file.write(data)
             # Raw (unbuffered) files may accept only part of the data.
-            while written is not None and written < len(data):
+            while written is not None and written < len(data):  # rare: buffered files take it all
                 data = data[written:]
                 self._bytes += written
                 written = self._file.write(data)
@@ -388,6 +394,16 @@ class StreamReader:
     # ------------------------------------------------------------------------ frames
     def _next_frame(self) -> tuple[bytes, int, int, int] | None:
         """(buffer, start, end, stream offset of the body start) of the next frame; None at a clean end."""
+        data = self._data
+        if data is not None:
+            # In-memory input, a frame with a one-byte length that is all there: the common
+            # case of a stream of small messages, without the general walk below.
+            p = self._pos
+            if p < len(data):
+                n = data[p]
+                if 0 < n < 0x80 and p + 1 + n <= len(data) and n <= self._max_frame:
+                    self._pos = p + 1 + n
+                    return data, p + 1, p + 1 + n, self._base + p + 1
         frame_at = self.offset
         if not self._fill(1):
             return None  # clean end: the input stops exactly between frames

@@ -43,6 +43,11 @@ class EncodeSession:
         self.opts = opts
         self.ctx = EncodeContext(opts)
         ensure_recursion_room(self.ctx.max_depth)
+        try:
+            from .fast_enc import try_write
+        except ImportError:  # the kernels cannot load: the Python writer does everything
+            try_write = None
+        self._try_write = try_write
 
     def write(self, out: bytearray, obj: object) -> None:
         """Append the body bytes of one value to ``out``.
@@ -54,7 +59,13 @@ class EncodeSession:
         ctx.depth = 0
         mark = len(out)
         try:
-            if write_fast(out, obj, ctx):  # atomic by construction: it declines before changing anything
+            # Atomic by construction: the fast paths decline before changing anything. A map
+            # (the usual stream message) cannot be a columnar list: straight to the transcoder.
+            fast = self._try_write
+            if fast is not None and type(obj) is dict:
+                if fast(out, obj, ctx):
+                    return
+            elif write_fast(out, obj, ctx):
                 return
         except BaseException:
             del out[mark:]
