@@ -235,3 +235,32 @@ def test_floats_and_special_values_round_trip_every_mode() -> None:
         assert type(back["f32"]) is np.float32 and back["f32"] == 1.5
         assert {k: back[k] for k in ("big", "small", "b", "none", "t")} == {
             k: value[k] for k in ("big", "small", "b", "none", "t")}
+
+
+# ------------------------------------------------------------------ fast and Python paths in one stream
+@pytest.mark.parametrize("mode", ["speed", "balanced", "compression"])
+def test_stream_mixing_fast_python_and_failed_messages(mode: str) -> None:
+    import io
+
+    rows = _struct_batch()
+    messages = [
+        {"url": "https://example.com/a/1", "n": 1},  # fast path (transcoder)
+        rows,  # a columnar list in balanced: the Python columnar writer, sharing the state
+        [{"url": f"https://example.com/a/{i}", "n": i} for i in range(5)],  # fast, with deltas
+        {"arr": np.arange(40, dtype=np.int64), "url": "https://example.com/a/1"},  # QPack slice
+        _hero(),  # a dataclass
+        {"url": "https://example.com/a/1", "labels": ["alpha", "beta", "gamma"]},  # refs to earlier ids
+    ]
+    sink = io.BytesIO()
+    with qdf.StreamWriter(sink, mode=mode) as w:
+        for i, m in enumerate(messages):
+            w.write(m)
+            if i == 2:
+                with pytest.raises(qdf.UnsupportedTypeError):
+                    w.write({"url": "https://example.com/never/seen", "bad": object()})
+    back = list(qdf.StreamReader(sink.getvalue()))
+    assert len(back) == len(messages)
+    assert back[0] == messages[0] and back[2] == messages[2] and back[5] == messages[5]
+    assert _same(back[1], rows)
+    assert np.array_equal(np.asarray(back[3]["arr"]), messages[3]["arr"]) and back[3]["url"] == messages[3]["url"]
+    assert back[4] == dataclasses.asdict(messages[4])
