@@ -506,6 +506,33 @@ class StreamReader:
                 return
             yield convert_output(table, output)  # type: ignore[arg-type]
 
+    def read_all(self, output: str = "pandas") -> Any:
+        """Read every remaining message into one table (a captured feed, replayed in a notebook).
+
+        Each message must be a record (a map: one row), a list of records, or a batch
+        (:meth:`StreamWriter.write_batch`); rows keep their message order and columns
+        appear in the order they are first seen (a record without a column is null
+        there). Timestamps finer than microseconds, float32 bits and uint64 values
+        survive (see ``qdf.decode``).
+        """
+        if output not in _OUTPUTS:
+            raise InvalidOptionError(f"output must be one of {list(_OUTPUTS)}, got {output!r}")
+        from .api import _rows_table
+        from .columns.outputs import convert_output
+
+        rows: list[dict] = []
+        for value in self:
+            if isinstance(value, dict):
+                rows.append(value)
+            elif isinstance(value, list) and all(isinstance(v, dict) for v in value):
+                rows.extend(value)
+            else:
+                raise DecodeError(
+                    f"stream message {self._messages - 1} holds a {type(value).__name__}, not a record or a list "
+                    "of records; iterate the reader for arbitrary values"
+                )
+        return convert_output(_rows_table(rows, self.offset), output)  # type: ignore[arg-type]
+
     # --------------------------------------------------------------------- lifecycle
     def close(self) -> None:
         """Close the source if this reader opened it (or was asked to). Idempotent."""

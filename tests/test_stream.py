@@ -553,3 +553,22 @@ def test_property_streams_round_trip(values: list[Any]) -> None:
         for src in (data, OneByte(data)):
             got = list(StreamReader(src))
             assert _same(got, values, lenient_bytes=lenient), (mode, got, values)
+
+
+def test_read_all_collects_records_and_batches() -> None:
+    sink = io.BytesIO()
+    with StreamWriter(sink, "balanced") as w:
+        w.write({"id": 1, "level": "INFO"})
+        w.write([{"id": 2, "level": "WARN"}, {"id": 3, "level": "INFO", "extra": 1.5}])
+        w.write_batch(pd.DataFrame({"id": [4, 5], "level": ["ERROR", "INFO"]}))
+    df = StreamReader(sink.getvalue()).read_all()
+    assert df["id"].tolist() == [1, 2, 3, 4, 5]
+    assert df["level"].tolist() == ["INFO", "WARN", "INFO", "ERROR", "INFO"]
+    assert df["extra"].isna().tolist() == [True, True, False, True, True]
+    assert StreamReader(sink.getvalue()).read_all(output="records")[2] == {"id": 3, "level": "INFO", "extra": 1.5}
+    sink = io.BytesIO()
+    with StreamWriter(sink) as w:
+        w.write({"id": 1})
+        w.write("not a record")
+    with pytest.raises(DecodeError, match="message 1 holds a str"):
+        StreamReader(sink.getvalue()).read_all()
