@@ -1,6 +1,7 @@
 """The ``qdf`` command line.
 
 ``qdf inspect FILE``     schema, row groups, per-column codecs and sizes of a ``.qdf`` file
+                         (or of a v1 buffer; of a stream: message count and record schema)
                          or of a single qdf v1 buffer.
 ``qdf head FILE``        the first rows (``-n``) of some columns (``--columns a,b``) that match
                          ``--where "code >= 500 and level == 'ERROR'"``; reads only what it needs.
@@ -614,7 +615,18 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     if fmt not in ("qdf", "qdf1"):
         raise DecodeError(f"{args.file!r} is neither a .qdf file nor a qdf v1 buffer (no QDFC / QDF\\x01 magic)",
                           offset=0)
-    info = _inspect_file(args.file, args.sample) if fmt == "qdf" else _inspect_buffer(args.file)
+    if fmt == "qdf":
+        info = _inspect_file(args.file, args.sample)
+    elif args.file.endswith(".qdfs"):
+        info = _inspect_stream(args.file)
+    else:
+        try:
+            info = _inspect_buffer(args.file)
+        except DecodeError as err:  # the same header starts a stream: is it one?
+            try:
+                info = _inspect_stream(args.file)
+            except DecodeError:
+                raise err from None
     if args.json:
         out = {k: (v.to_dict("records") if hasattr(v, "to_dict") else v) for k, v in info.items()}
         print(json.dumps(out, indent=2, default=str))
@@ -629,7 +641,9 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             half = max(args.row_groups // 2, 1)
             groups = _ends(groups, half)
         print(groups.to_string(index=False))
-    print("\ncolumns:", info["columns"].to_string(index=False, max_colwidth=args.max_width, na_rep=""), sep="\n")
+    if info.get("columns") is not None:
+        print("\ncolumns:", info["columns"].to_string(index=False, max_colwidth=args.max_width, na_rep=""),
+              sep="\n")
     return 0
 
 
@@ -675,6 +689,39 @@ def _inspect_buffer(path: str) -> dict[str, Any]:
     summary = f"{path}: qdf v1 buffer, {len(buf):,} bytes, {table.num_rows:,} rows, header flags {buf[4]:#04x}"
     return {"summary": f"{summary} ({flags})", "path": path, "format": "qdf1", "bytes": len(buf),
             "rows": table.num_rows, "schema": schema, "columns": explain(buf)}
+
+
+def _inspect_stream(path: str) -> dict[str, Any]:
+    """A qdf stream (StreamWriter): message count and, when the messages are records, their schema."""
+    from collections import Counter
+
+    from .stream import StreamReader
+
+    kinds: Counter[str] = Counter()
+    rows = 0
+    with StreamReader(path) as r:
+        for value in r:
+            if isinstance(value, dict):
+                kinds["record"] += 1
+                rows += 1
+            elif isinstance(value, list) and all(isinstance(v, dict) for v in value):
+                kinds["list of records"] += 1
+                rows += len(value)
+            else:
+                kinds[type(value).__name__] += 1
+        n, size, flags = r.messages, r.offset, r.flags
+    schema: list[dict[str, str]] = []
+    if n and set(kinds) <= {"record", "list of records"}:
+        with StreamReader(path) as r:
+            table = r.read_all(output="arrow")
+        schema = [{"name": fld.name, "type": str(fld.type)} for fld in table.schema]
+    plural = {"record": "records", "list of records": "lists of records"}
+    made_of = ", ".join(f"{c:,} {k if c == 1 else plural.get(k, k + ' values')}"
+                        for k, c in kinds.most_common()) or "no messages"
+    summary = (f"{path}: qdf stream, {size:,} bytes, {n:,} message{'s' if n != 1 else ''} ({made_of}), "
+               f"{rows:,} rows, header flags {flags:#04x}")
+    return {"summary": summary, "path": path, "format": "qdf-stream", "bytes": size, "messages": n,
+            "rows": rows, "schema": schema, "columns": None}
 
 
 def _cmd_version(args: argparse.Namespace) -> int:

@@ -424,3 +424,24 @@ def test_convert_subprocess(files, tmp_path) -> None:
     assert res.returncode == 0, res.stderr
     assert "wrote 1,000 rows" in res.stderr and not res.stdout
     pd.testing.assert_frame_equal(pq.read_table(tmp_path / "x.parquet").to_pandas(), _frame())
+
+
+def test_inspect_stream(tmp_path, capsys) -> None:
+    import qdf_columnar as qdf
+
+    for name in ("events.qdfs", "events.bin"):  # by extension, or found out after a failed buffer read
+        path = tmp_path / name
+        with qdf.StreamWriter(path) as w:
+            for i in range(5):
+                w.write({"id": i, "level": "INFO"})
+            w.write([{"id": 9, "level": "WARN", "extra": 1.5}])
+        rc, out, _ = run(capsys, "inspect", path)
+        assert rc == 0
+        assert "qdf stream" in out and "6 messages (5 records, 1 list of records), 6 rows" in out
+        assert "extra" in out and "double" in out
+    with qdf.StreamWriter(tmp_path / "values.qdfs") as w:
+        w.write("text")
+        w.write([1, 2])
+    rc, out, _ = run(capsys, "inspect", tmp_path / "values.qdfs")
+    assert rc == 0
+    assert "2 messages" in out and "schema (0 columns)" in out
