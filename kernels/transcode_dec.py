@@ -27,10 +27,13 @@ dicts ``}`` (+ ``(`` key value ... ``u``). The C unpickler decodes str payloads 
 UTF-8 (an intern id once: ``ivf``). The first time in a call that an intern id (or a map
 shape's key, per field slot) is produced it is followed by ``MEMOIZE``; later references
 in the same call are ``BINGET`` / ``LONG_BINGET`` (one Python object per interned
-string, shared dict keys). Per-id memo stamps (``mst`` = call number, ``midx`` = memo
-index) make this free of per-call resets. ``CB`` float32 and ``F3`` timestamps become
-``STACK_GLOBAL qdf_columnar.wire.fast_dec._raw`` applied to the raw qdf value bytes
-(``st[T_RAW]`` = 1 when emitted; the glue then loads with a restricted unpickler).
+string, shared dict keys). A key declared by a shape reuses the memo entry of its intern
+id (or, inline, of an equal text key already in ``ktab``) when this call made one, so
+records whose nested maps declare new shapes still share their key objects. Per-id memo
+stamps (``mst`` = call number, ``midx`` = memo index) make this free of per-call resets.
+``CB`` float32 and ``F3`` timestamps become ``STACK_GLOBAL qdf_columnar.wire.fast_dec._raw``
+applied to the raw qdf value bytes (``st[T_RAW]`` = 1 when emitted; the glue then loads
+with a restricted unpickler).
 
 Arguments: besides the input and four ints, the whole state is two arrays (call
 overhead grows with every array argument): ``I`` (int64) and ``U`` (uint8), each the
@@ -44,7 +47,9 @@ concatenation of regions whose offsets are kept in ``I[R_*]`` (see :func:`layout
   headers, concatenated), field count, first field slot, 1 once the shape's field bases
   exist), ``fld`` (rows of 5 per field slot: base kind (0 none, 1 bytes in the heap, 2
   intern id), id, heap offset, length, heap capacity), ``fkm`` (rows of 2 per field slot:
-  key memo stamp and index), ``stk`` (rows of 5: the walk's container stack, scratch).
+  key memo stamp and index; set at the declaration: stamp ``-1 - id`` to memoize the key as
+  its intern id's str when first emitted, index -1 to enter an inline key in ``ktab`` then),
+  ``stk`` (rows of 5: the walk's container stack, scratch).
 * ``U``: ``kinds``, ``slab``, ``heap`` (shape keys and field-base bytes, bump
   allocated), ``out`` (the pickle stream).
 """
@@ -54,6 +59,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ._jit import kernel
@@ -151,6 +157,11 @@ KT_MAXLEN = 64
 STK_W = 5
 
 _RING_MASK = 127
+#: Every index in the kernels below is wrapped in ``_U(...)``: Numba indexes with an unsigned
+#: integer without the negative-index wraparound (a shift, an and, an add and the array's
+#: length kept live per access). That register pressure cost ~30% of the transcode time.
+#: All the indices are non-negative by construction (pass 1 validated them).
+_U = np.uint64
 
 #: ``\x8c len "qdf_columnar.wire.fast_dec" \x8c len "_raw" STACK_GLOBAL MEMOIZE`` (36 bytes)
 RAW_MODULE = "qdf_columnar.wire.fast_dec"
@@ -230,9 +241,61 @@ def _borrow(typingctx, arr):
     return sig, codegen
 
 
+@intrinsic
+def _memmove(typingctx, dst, doff, src, soff, n):
+    """``dst[doff:doff + n] = src[soff:soff + n]`` as one ``llvm.memmove`` (no bounds check,
+    no reference counting; ``n`` >= 0). ``dst`` and ``src`` may be views of one array."""
+    sig = types.void(dst, types.int64, src, types.int64, types.int64)
+
+    def codegen(context, builder, sig, args):
+        d = context.make_array(sig.args[0])(context, builder, args[0])
+        s = context.make_array(sig.args[2])(context, builder, args[2])
+        cgutils.raw_memmove(builder, builder.gep(d.data, [args[1]]), builder.gep(s.data, [args[3]]), args[4], 1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 #: Per-value helpers are inlined into :func:`transcode`: as real calls, the NRT reference
 #: counting of their array arguments cost ~100 ns per string.
 _inline = numba.njit(inline="always", nogil=True)
+
+
+@_inline
+def _copy(dst, doff, src, soff, n):
+    """``dst[doff:doff + n] = src[soff:soff + n]``: a byte loop for short strings, memmove past 16."""
+    if n <= 16:
+        for j in range(n):
+            dst[_U(doff + j)] = src[_U(soff + j)]
+    else:
+        _memmove(dst, np.int64(doff), src, np.int64(soff), np.int64(n))
+
+
+@_inline
+def _hi(a, p, n):
+    """True if ``a[p:p + n]`` holds a byte >= 0x80 (an OR reduction the compiler vectorizes)."""
+    acc = np.uint8(0)
+    for j in range(n):
+        acc |= a[_U(p + j)]
+    return acc >= 0x80
+
+
+@_inline
+def _kt_slot(a, p, n):
+    """The ``ktab`` row offset of the text ``a[p:p + n]`` (FNV-1a, 10 bits)."""
+    hh = np.uint32(2166136261)
+    for j in range(n):
+        hh = (hh ^ np.uint32(a[_U(p + j)])) * np.uint32(16777619)
+    return np.int64(hh & np.uint32(KT_SIZE - 1)) * KT_W
+
+
+@_inline
+def _same(a, p, b, q, n):
+    """``a[p:p + n] == b[q:q + n]``."""
+    for j in range(n):
+        if a[_U(p + j)] != b[_U(q + j)]:
+            return False
+    return True
 
 
 @_inline
@@ -249,20 +312,20 @@ def _p1_str(buf, pos, end, tag):
     elif tag == 0xCD or tag == 0xD0:
         if pos >= end:
             return -1, np.int64(0), pos
-        ln = np.int64(buf[pos])
+        ln = np.int64(buf[_U(pos)])
         pos += 1
         binary = 1 if tag == 0xD0 else 0
     elif tag == 0xCE or tag == 0xD1:
         if end - pos < 2:
             return -1, np.int64(0), pos
-        ln = np.int64(buf[pos]) | (np.int64(buf[pos + 1]) << 8)
+        ln = np.int64(buf[_U(pos)]) | (np.int64(buf[_U(pos + 1)]) << 8)
         pos += 2
         binary = 1 if tag == 0xD1 else 0
     elif tag == 0xCF or tag == 0xD2:
         if end - pos < 4:
             return -1, np.int64(0), pos
-        ln = (np.int64(buf[pos]) | (np.int64(buf[pos + 1]) << 8) | (np.int64(buf[pos + 2]) << 16)
-              | (np.int64(buf[pos + 3]) << 24))
+        ln = (np.int64(buf[_U(pos)]) | (np.int64(buf[_U(pos + 1)]) << 8) | (np.int64(buf[_U(pos + 2)]) << 16)
+              | (np.int64(buf[_U(pos + 3)]) << 24))
         pos += 4
         binary = 1 if tag == 0xD2 else 0
     if ln >= 0:
@@ -293,18 +356,18 @@ def _pass1(buf, start, end, max_depth, st, shp, stk):
     intern bytes, new field slots, new shapes)."""
     z = np.int64(0)
     pos = start
-    nids0 = st[S_NIDS]
+    nids0 = st[_U(S_NIDS)]
     n_int = np.int64(0)
     int_bytes = np.int64(0)
-    last_ok = st[S_LAST] >= 0
-    nsh0 = st[T_NSH]
+    last_ok = st[_U(S_LAST)] >= 0
+    nsh0 = st[_U(T_NSH)]
     nsh = nsh0
     nfld_new = np.int64(0)
     fixed = np.int64(0)
     nref = np.int64(0)
     nf2 = np.int64(0)
     sfx = np.int64(0)
-    mx = st[T_MAXLEN]
+    mx = st[_U(T_MAXLEN)]
     heap_fix = np.int64(0)
     heap_nref = np.int64(0)
     arena_fix = np.int64(0)
@@ -319,19 +382,19 @@ def _pass1(buf, start, end, max_depth, st, shp, stk):
                 break
             root_done = True
         else:
-            rem = stk[(depth - 1) * STK_W + 0]
+            rem = stk[_U((depth - 1) * STK_W + 0)]
             if rem == 0:
                 depth -= 1
                 continue
-            mode = stk[(depth - 1) * STK_W + 1]
+            mode = stk[_U((depth - 1) * STK_W + 1)]
             if mode == 1:
                 is_key = (rem & 1) == 0
             elif mode == 3:
                 is_field = True
-            stk[(depth - 1) * STK_W + 0] = rem - 1
+            stk[_U((depth - 1) * STK_W + 0)] = rem - 1
         if pos >= end:
             return BAIL, z, z, z, z, z, z
-        tag = np.int64(buf[pos])
+        tag = np.int64(buf[_U(pos)])
         pos += 1
         if tag < 0x80 or tag == 0xC0 or tag == 0xC1 or tag == 0xC2 or 0xD8 <= tag <= 0xDF:
             fixed += 5  # K u8 / J i32 / N / bools
@@ -427,18 +490,18 @@ def _pass1(buf, start, end, max_depth, st, shp, stk):
         elif tag == 0xD3 or tag == 0xD6:
             if end - pos < 2:
                 return BAIL, z, z, z, z, z, z
-            n = np.int64(buf[pos]) | (np.int64(buf[pos + 1]) << 8)
+            n = np.int64(buf[_U(pos)]) | (np.int64(buf[_U(pos + 1)]) << 8)
             pos += 2
         elif tag == 0xD4 or tag == 0xD7:
             if end - pos < 4:
                 return BAIL, z, z, z, z, z, z
-            n = (np.int64(buf[pos]) | (np.int64(buf[pos + 1]) << 8) | (np.int64(buf[pos + 2]) << 16)
-                 | (np.int64(buf[pos + 3]) << 24))
+            n = (np.int64(buf[_U(pos)]) | (np.int64(buf[_U(pos + 1)]) << 8) | (np.int64(buf[_U(pos + 2)]) << 16)
+                 | (np.int64(buf[_U(pos + 3)]) << 24))
             pos += 4
         elif tag == 0xD5:
             if pos >= end:
                 return BAIL, z, z, z, z, z, z
-            n = np.int64(buf[pos])
+            n = np.int64(buf[_U(pos)])
             pos += 1
         elif tag == 0xEC:
             mode = 3
@@ -455,7 +518,7 @@ def _pass1(buf, start, end, max_depth, st, shp, stk):
                 for _ in range(n):
                     if pos >= end:
                         return BAIL, z, z, z, z, z, z
-                    t = np.int64(buf[pos])
+                    t = np.int64(buf[_U(pos)])
                     pos += 1
                     k, v, pos = _p1_str(buf, pos, end, t)
                     if k <= 0:
@@ -489,11 +552,11 @@ def _pass1(buf, start, end, max_depth, st, shp, stk):
                         last_ok = True
                 nsh += 1
                 if nsh >= (shp.shape[0] // SHP_W):
-                    st[T_NEED_SHP] = 2 * (shp.shape[0] // SHP_W) + 1
+                    st[_U(T_NEED_SHP)] = 2 * (shp.shape[0] // SHP_W) + 1
                     return NEED, z, z, z, z, z, z
-                shp[(nsh) * SHP_W + 0] = kfix
-                shp[(nsh) * SHP_W + 1] = kref
-                shp[(nsh) * SHP_W + 2] = n
+                shp[_U((nsh) * SHP_W + 0)] = kfix
+                shp[_U((nsh) * SHP_W + 1)] = kref
+                shp[_U((nsh) * SHP_W + 2)] = n
                 nfld_new += n
                 heap_fix += kfix
                 heap_nref += kref
@@ -504,12 +567,12 @@ def _pass1(buf, start, end, max_depth, st, shp, stk):
                 if u > np.uint64(nsh):
                     return BAIL, z, z, z, z, z, z
                 sid = np.int64(u)
-                n = shp[(sid) * SHP_W + 2]
+                n = shp[_U((sid) * SHP_W + 2)]
                 if sid <= nsh0:  # stored keys: a 1..5 byte header each, emitted with up to SC
-                    fixed += 5 + shp[(sid) * SHP_W + 1] - shp[(sid) * SHP_W + 0] + (SC - 1) * n
+                    fixed += 5 + shp[_U((sid) * SHP_W + 1)] - shp[_U((sid) * SHP_W + 0)] + (SC - 1) * n
                 else:
-                    fixed += 5 + shp[(sid) * SHP_W + 0]
-                    nref += shp[(sid) * SHP_W + 1]
+                    fixed += 5 + shp[_U((sid) * SHP_W + 0)]
+                    nref += shp[_U((sid) * SHP_W + 1)]
         if n < 0:
             return BAIL, z, z, z, z, z, z  # not a value tag this path takes
         if tag == 0xD5 or tag == 0xD6 or tag == 0xD7:
@@ -521,17 +584,17 @@ def _pass1(buf, start, end, max_depth, st, shp, stk):
         if depth + 1 > maxd:
             return BAIL, z, z, z, z, z, z
         if depth >= (stk.shape[0] // STK_W):
-            st[T_NEED_STK] = 2 * (stk.shape[0] // STK_W)
+            st[_U(T_NEED_STK)] = 2 * (stk.shape[0] // STK_W)
             return NEED, z, z, z, z, z, z
-        stk[(depth) * STK_W + 0] = 2 * n if mode == 1 else n
-        stk[(depth) * STK_W + 1] = mode
-        stk[(depth) * STK_W + 2] = sid
-        stk[(depth) * STK_W + 3] = 0
+        stk[_U((depth) * STK_W + 0)] = 2 * n if mode == 1 else n
+        stk[_U((depth) * STK_W + 1)] = mode
+        stk[_U((depth) * STK_W + 2)] = sid
+        stk[_U((depth) * STK_W + 3)] = 0
         depth += 1
         fixed += 5
     if pos != end:
         return BAIL, z, z, z, z, z, z
-    if nids0 + n_int > st[S_MAXIDS]:
+    if nids0 + n_int > st[_U(S_MAXIDS)]:
         return BAIL, z, z, z, z, z, z
     # Output bound: every scalar is at most 11 bytes (LONG1), a string SC + its length (a
     # header of at most 9 bytes and MEMOIZE; a BINGET is 5), a reference at most SC + the
@@ -549,22 +612,22 @@ def _pass1(buf, start, end, max_depth, st, shp, stk):
 def _put_key_hdr(heap, o, n):
     """The stored header of a shape key string in the heap (msgpack str: fixstr / str8 / 16 / 32)."""
     if n <= 31:
-        heap[o] = 0xA0 | n
+        heap[_U(o)] = 0xA0 | n
         return o + 1
     if n <= 0xFF:
-        heap[o] = 0xD9
-        heap[o + 1] = n
+        heap[_U(o)] = 0xD9
+        heap[_U(o + 1)] = n
         return o + 2
     if n <= 0xFFFF:
-        heap[o] = 0xDA
-        heap[o + 1] = n >> 8
-        heap[o + 2] = n & 0xFF
+        heap[_U(o)] = 0xDA
+        heap[_U(o + 1)] = n >> 8
+        heap[_U(o + 2)] = n & 0xFF
         return o + 3
-    heap[o] = 0xDB
-    heap[o + 1] = (n >> 24) & 0xFF
-    heap[o + 2] = (n >> 16) & 0xFF
-    heap[o + 3] = (n >> 8) & 0xFF
-    heap[o + 4] = n & 0xFF
+    heap[_U(o)] = 0xDB
+    heap[_U(o + 1)] = (n >> 24) & 0xFF
+    heap[_U(o + 2)] = (n >> 16) & 0xFF
+    heap[_U(o + 3)] = (n >> 8) & 0xFF
+    heap[_U(o + 4)] = n & 0xFF
     return o + 5
 
 
@@ -574,7 +637,7 @@ def _utf8_bad(a, p, n):
     i = p
     e = p + n
     while i < e:
-        c = a[i]
+        c = a[_U(i)]
         if c < 0x80:
             i += 1
             continue
@@ -602,11 +665,11 @@ def _utf8_bad(a, p, n):
             return True
         if e - i - 1 < k:
             return True
-        b = a[i + 1]
+        b = a[_U(i + 1)]
         if b < lo or b > hi:
             return True
         for j in range(2, k + 1):
-            if (a[i + j] & 0xC0) != 0x80:
+            if (a[_U(i + j)] & 0xC0) != 0x80:
                 return True
         i += k + 1
     return False
@@ -616,17 +679,17 @@ def _utf8_bad(a, p, n):
 def _p_hdr(out, o, n, binary):
     """SHORT_BINUNICODE / BINUNICODE / BINUNICODE8 (binary 0) or the BINBYTES ones for n."""
     if n <= 0xFF:
-        out[o] = 0x43 if binary else 0x8C
-        out[o + 1] = n
+        out[_U(o)] = 0x43 if binary else 0x8C
+        out[_U(o + 1)] = n
         return o + 2
     if n <= 0xFFFFFFFF:
-        out[o] = 0x42 if binary else 0x58
+        out[_U(o)] = 0x42 if binary else 0x58
         for j in range(4):
-            out[o + 1 + j] = (n >> (8 * j)) & 0xFF
+            out[_U(o + 1 + j)] = (n >> (8 * j)) & 0xFF
         return o + 5
-    out[o] = 0x8E if binary else 0x8D
+    out[_U(o)] = 0x8E if binary else 0x8D
     for j in range(8):
-        out[o + 1 + j] = (n >> (8 * j)) & 0xFF
+        out[_U(o + 1 + j)] = (n >> (8 * j)) & 0xFF
     return o + 9
 
 
@@ -634,12 +697,12 @@ def _p_hdr(out, o, n, binary):
 def _p_get(out, o, idx):
     """BINGET / LONG_BINGET."""
     if idx <= 0xFF:
-        out[o] = 0x68
-        out[o + 1] = idx
+        out[_U(o)] = 0x68
+        out[_U(o + 1)] = idx
         return o + 2
-    out[o] = 0x6A
+    out[_U(o)] = 0x6A
     for j in range(4):
-        out[o + 1 + j] = (idx >> (8 * j)) & 0xFF
+        out[_U(o + 1 + j)] = (idx >> (8 * j)) & 0xFF
     return o + 5
 
 
@@ -647,23 +710,23 @@ def _p_get(out, o, idx):
 def _p_int(out, o, v):
     """BININT1 / BININT2 / BININT / LONG1 (8 bytes) for an int64."""
     if 0 <= v <= 0xFF:
-        out[o] = 0x4B
-        out[o + 1] = v
+        out[_U(o)] = 0x4B
+        out[_U(o + 1)] = v
         return o + 2
     if 0 <= v <= 0xFFFF:
-        out[o] = 0x4D
-        out[o + 1] = v & 0xFF
-        out[o + 2] = v >> 8
+        out[_U(o)] = 0x4D
+        out[_U(o + 1)] = v & 0xFF
+        out[_U(o + 2)] = v >> 8
         return o + 3
     if -(1 << 31) <= v < (1 << 31):
-        out[o] = 0x4A
+        out[_U(o)] = 0x4A
         for j in range(4):
-            out[o + 1 + j] = (v >> (8 * j)) & 0xFF
+            out[_U(o + 1 + j)] = (v >> (8 * j)) & 0xFF
         return o + 5
-    out[o] = 0x8A
-    out[o + 1] = 8
+    out[_U(o)] = 0x8A
+    out[_U(o + 1)] = 8
     for j in range(8):
-        out[o + 2 + j] = (v >> (8 * j)) & 0xFF
+        out[_U(o + 2 + j)] = (v >> (8 * j)) & 0xFF
     return o + 10
 
 
@@ -671,7 +734,7 @@ def _p_int(out, o, v):
 def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
     """Transcode the value at ``buf[start:end]`` (module docstring); returns BAIL / NEED /
     CORRUPT / VALID / BADUTF8, or for OK ``RET_OK + 2 * length + raw``: ``out[:length]`` is the
-    pickle stream (``st[T_OUTLEN]``), ``raw`` (``st[T_RAW]``) tells whether it uses ``_raw``.
+    pickle stream (``st[_U(T_OUTLEN)]``), ``raw`` (``st[_U(T_RAW)]``) tells whether it uses ``_raw``.
     ``validate_only`` is a ``MODE_*`` (int)."""
     buf = _borrow(buf)
     I = _borrow(I)  # noqa: E741
@@ -696,54 +759,54 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
     heap = U[I[R_HEAP] : I[R_OUT]]
     out = U[I[R_OUT] : I[R_UEND]]
     if validate_only == MODE_FRESH:  # a pooled array set starts over as an empty state
-        for b in range((st[S_CLOCK] >> BLOCK_SHIFT) + 1):
-            bcnt[b] = 0
+        for b in range((st[_U(S_CLOCK)] >> BLOCK_SHIFT) + 1):
+            bcnt[_U(b)] = 0
         for i in range(128):
-            ring[i] = -1
-        st[S_NIDS] = 0
-        st[S_LAST] = -1
-        st[S_HEAD] = 0
-        st[S_COUNT] = 0
-        st[S_CLOCK] = 0
-        st[S_USED] = 0
-        st[S_BIN] = 0
-        st[T_NSH] = 0
-        st[T_NFLD] = 0
-        st[T_HEAP] = 0
-        st[T_MAXLEN] = 0
-        st[T_MLIDS] = 0
-        st[T_VIDS] = 0
+            ring[_U(i)] = -1
+        st[_U(S_NIDS)] = 0
+        st[_U(S_LAST)] = -1
+        st[_U(S_HEAD)] = 0
+        st[_U(S_COUNT)] = 0
+        st[_U(S_CLOCK)] = 0
+        st[_U(S_USED)] = 0
+        st[_U(S_BIN)] = 0
+        st[_U(T_NSH)] = 0
+        st[_U(T_NFLD)] = 0
+        st[_U(T_HEAP)] = 0
+        st[_U(T_MAXLEN)] = 0
+        st[_U(T_MLIDS)] = 0
+        st[_U(T_VIDS)] = 0
     if validate_only != MODE_VALIDATE:  # ids interned since T_MAXLEN was computed (e.g. by dense_scan_into)
-        mx = st[T_MAXLEN]
-        for i in range(st[T_MLIDS], st[S_NIDS]):
-            mx = max(mx, toff[i + 1] - toff[i])
-        st[T_MAXLEN] = mx
-        st[T_MLIDS] = st[S_NIDS]
-        for i in range(st[T_VIDS], st[S_NIDS]):  # ids interned outside this kernel
-            mst[i] = 0
-            ivf[i] = 0
-        st[T_VIDS] = st[S_NIDS]
+        mx = st[_U(T_MAXLEN)]
+        for i in range(st[_U(T_MLIDS)], st[_U(S_NIDS)]):
+            mx = max(mx, toff[_U(i + 1)] - toff[_U(i)])
+        st[_U(T_MAXLEN)] = mx
+        st[_U(T_MLIDS)] = st[_U(S_NIDS)]
+        for i in range(st[_U(T_VIDS)], st[_U(S_NIDS)]):  # ids interned outside this kernel
+            mst[_U(i)] = 0
+            ivf[_U(i)] = 0
+        st[_U(T_VIDS)] = st[_U(S_NIDS)]
     status, bound, hneed, n_int, int_bytes, nfld_new, nsh_new = _pass1(buf, start, end, max_depth, st, shp, stk)
     if status != OK:
         return status
     if validate_only == MODE_VALIDATE:
         return VALID
-    nids = st[S_NIDS]
+    nids = st[_U(S_NIDS)]
     need = False
     if out.shape[0] < bound:
-        st[T_NEED_OUT] = bound
+        st[_U(T_NEED_OUT)] = bound
         need = True
     if toff.shape[0] - 1 < nids + n_int or kinds.shape[0] < nids + n_int or owner.shape[0] <= nids + n_int:
-        st[T_NEED_IDS] = nids + n_int
+        st[_U(T_NEED_IDS)] = nids + n_int
         need = True
-    if slab.shape[0] < st[S_USED] + int_bytes:
-        st[T_NEED_SLAB] = st[S_USED] + int_bytes
+    if slab.shape[0] < st[_U(S_USED)] + int_bytes:
+        st[_U(T_NEED_SLAB)] = st[_U(S_USED)] + int_bytes
         need = True
-    if (fld.shape[0] // FLD_W) < st[T_NFLD] + nfld_new:
-        st[T_NEED_FLD] = st[T_NFLD] + nfld_new
+    if (fld.shape[0] // FLD_W) < st[_U(T_NFLD)] + nfld_new:
+        st[_U(T_NEED_FLD)] = st[_U(T_NFLD)] + nfld_new
         need = True
-    if heap.shape[0] < st[T_HEAP] + hneed:
-        st[T_NEED_HEAP] = st[T_HEAP] + hneed
+    if heap.shape[0] < st[_U(T_HEAP)] + hneed:
+        st[_U(T_NEED_HEAP)] = st[_U(T_HEAP)] + hneed
         need = True
     if need:
         return NEED
@@ -754,24 +817,24 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
     # read by the same code through a stack frame of mode 4 (key strings go to the heap).
     # Frames: 0 items left, 1 mode (0 list, 1 map, 3 shape map, 4 declaration keys), 2 shape
     # id (mode 3) / key count (mode 4), 3 heap cursor of the next key, 4 closing opcode (0 none).
-    call = st[T_CALL] + 1
-    st[T_CALL] = call
+    call = st[_U(T_CALL)] + 1
+    st[_U(T_CALL)] = call
     memo = np.int64(0)
     rawidx = np.int64(-1)
     pos = start
     o = np.int64(0)
-    mx = st[T_MAXLEN]
-    nids = st[S_NIDS]
-    last = st[S_LAST]
-    head = st[S_HEAD]
-    count = st[S_COUNT]
-    clock = st[S_CLOCK]
-    used = st[S_USED]
-    last_bin = st[S_BIN]
-    hused = st[T_HEAP]
-    max_ids = st[S_MAXIDS]
-    nsh = st[T_NSH]
-    nfld = st[T_NFLD]
+    mx = st[_U(T_MAXLEN)]
+    nids = st[_U(S_NIDS)]
+    last = st[_U(S_LAST)]
+    head = st[_U(S_HEAD)]
+    count = st[_U(S_COUNT)]
+    clock = st[_U(S_CLOCK)]
+    used = st[_U(S_USED)]
+    last_bin = st[_U(S_BIN)]
+    hused = st[_U(T_HEAP)]
+    max_ids = st[_U(S_MAXIDS)]
+    nsh = st[_U(T_NSH)]
+    nfld = st[_U(T_NFLD)]
     status = OK
     depth = 0
     root_done = False
@@ -784,84 +847,92 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
                 break
             root_done = True
         else:
-            rem = stk[(depth - 1) * STK_W + 0]
-            mode = stk[(depth - 1) * STK_W + 1]
+            rem = stk[_U((depth - 1) * STK_W + 0)]
+            mode = stk[_U((depth - 1) * STK_W + 1)]
             if mode == 1:
                 is_key = (rem & 1) == 0
             if rem == 0:
                 if mode == 4:  # all keys of a declaration read: the shape, then its values
-                    n = stk[(depth - 1) * STK_W + 2]
-                    kc = stk[(depth - 1) * STK_W + 3]
+                    n = stk[_U((depth - 1) * STK_W + 2)]
+                    kc = stk[_U((depth - 1) * STK_W + 3)]
                     nsh += 1
-                    shp[(nsh) * SHP_W + 0] = kc
-                    shp[(nsh) * SHP_W + 1] = hused
-                    shp[(nsh) * SHP_W + 2] = n
-                    shp[(nsh) * SHP_W + 3] = nfld
-                    shp[(nsh) * SHP_W + 4] = 1
+                    shp[_U((nsh) * SHP_W + 0)] = kc
+                    shp[_U((nsh) * SHP_W + 1)] = hused
+                    shp[_U((nsh) * SHP_W + 2)] = n
+                    shp[_U((nsh) * SHP_W + 3)] = nfld
+                    shp[_U((nsh) * SHP_W + 4)] = 1
                     for j in range(nfld, nfld + n):
-                        fld[(j) * FLD_W + 0] = 0
-                        fld[(j) * FLD_W + 1] = -1
-                        fld[(j) * FLD_W + 2] = 0
-                        fld[(j) * FLD_W + 3] = 0
-                        fld[(j) * FLD_W + 4] = 0
-                        fkm[(j) * FKM_W + 0] = 0
-                        fkm[(j) * FKM_W + 1] = 0
+                        fld[_U((j) * FLD_W + 0)] = 0
+                        fld[_U((j) * FLD_W + 1)] = -1
+                        fld[_U((j) * FLD_W + 2)] = 0
+                        fld[_U((j) * FLD_W + 3)] = 0
+                        fld[_U((j) * FLD_W + 4)] = 0
                     nfld += n
-                    stk[(depth - 1) * STK_W + 0] = n
-                    stk[(depth - 1) * STK_W + 1] = 3
-                    stk[(depth - 1) * STK_W + 2] = nsh
-                    out[o] = 0x7D  # EMPTY_DICT
+                    stk[_U((depth - 1) * STK_W + 0)] = n
+                    stk[_U((depth - 1) * STK_W + 1)] = 3
+                    stk[_U((depth - 1) * STK_W + 2)] = nsh
+                    out[_U(o)] = 0x7D  # EMPTY_DICT
                     o += 1
                     if n > 0:
-                        out[o] = 0x28  # MARK
+                        out[_U(o)] = 0x28  # MARK
                         o += 1
-                        stk[(depth - 1) * STK_W + 4] = 0x75  # SETITEMS
+                        stk[_U((depth - 1) * STK_W + 4)] = 0x75  # SETITEMS
                 else:
-                    c = stk[(depth - 1) * STK_W + 4]
+                    c = stk[_U((depth - 1) * STK_W + 4)]
                     if c != 0:
-                        out[o] = c
+                        out[_U(o)] = c
                         o += 1
                     depth -= 1
                 continue
             if mode == 3:
-                sid = stk[(depth - 1) * STK_W + 2]
-                kc = stk[(depth - 1) * STK_W + 3]
-                b = np.int64(heap[kc])
+                sid = stk[_U((depth - 1) * STK_W + 2)]
+                kc = stk[_U((depth - 1) * STK_W + 3)]
+                b = np.int64(heap[_U(kc)])
                 if b <= 0xBF:
                     hl = np.int64(1)
                     kl = b & 0x1F
                 elif b == 0xD9:
                     hl = np.int64(2)
-                    kl = np.int64(heap[kc + 1])
+                    kl = np.int64(heap[_U(kc + 1)])
                 elif b == 0xDA:
                     hl = np.int64(3)
-                    kl = (np.int64(heap[kc + 1]) << 8) | np.int64(heap[kc + 2])
+                    kl = (np.int64(heap[_U(kc + 1)]) << 8) | np.int64(heap[_U(kc + 2)])
                 else:
                     hl = np.int64(5)
-                    kl = ((np.int64(heap[kc + 1]) << 24) | (np.int64(heap[kc + 2]) << 16)
-                          | (np.int64(heap[kc + 3]) << 8) | np.int64(heap[kc + 4]))
-                fslot = shp[(sid) * SHP_W + 3] + shp[(sid) * SHP_W + 2] - rem
-                if fkm[(fslot) * FKM_W + 0] == call:
-                    o = _p_get(out, o, fkm[(fslot) * FKM_W + 1])
+                    kl = ((np.int64(heap[_U(kc + 1)]) << 24) | (np.int64(heap[_U(kc + 2)]) << 16)
+                          | (np.int64(heap[_U(kc + 3)]) << 8) | np.int64(heap[_U(kc + 4)]))
+                fslot = shp[_U((sid) * SHP_W + 3)] + shp[_U((sid) * SHP_W + 2)] - rem
+                km = fkm[_U((fslot) * FKM_W + 0)]
+                if km == call:
+                    o = _p_get(out, o, fkm[_U((fslot) * FKM_W + 1)])
                 else:
                     o = _p_hdr(out, o, kl, 0)
-                    for j in range(kl):
-                        out[o + j] = heap[kc + hl + j]
+                    _copy(out, o, heap, kc + hl, kl)
+                    if fkm[_U((fslot) * FKM_W + 1)] < 0 and kl <= KT_MAXLEN:
+                        ks = _kt_slot(out, o, kl)
+                        ktab[_U(ks)] = call
+                        ktab[_U(ks + 1)] = memo
+                        ktab[_U(ks + 2)] = o
+                        ktab[_U(ks + 3)] = kl
                     o += kl
-                    out[o] = 0x94  # MEMOIZE
+                    out[_U(o)] = 0x94  # MEMOIZE
                     o += 1
-                    fkm[(fslot) * FKM_W + 0] = call
-                    fkm[(fslot) * FKM_W + 1] = memo
+                    if km < 0 and -1 - km < nids and mst[_U(-1 - km)] != call:
+                        mst[_U(-1 - km)] = call  # the key's intern id: its later references share this str
+                        midx[_U(-1 - km)] = memo
+                    fkm[_U((fslot) * FKM_W + 0)] = call
+                    fkm[_U((fslot) * FKM_W + 1)] = memo
                     memo += 1
-                stk[(depth - 1) * STK_W + 3] = kc + hl + kl
+                stk[_U((depth - 1) * STK_W + 3)] = kc + hl + kl
             elif mode == 4:
                 in_decl = True
-            stk[(depth - 1) * STK_W + 0] = rem - 1
-        tag = np.int64(buf[pos])
+                fslot = nfld + stk[_U((depth - 1) * STK_W + 2)] - rem  # the slot of this key
+            stk[_U((depth - 1) * STK_W + 0)] = rem - 1
+        tag = np.int64(buf[_U(pos)])
         pos += 1
         if tag < 0x80:
-            out[o] = 0x4B
-            out[o + 1] = tag
+            out[_U(o)] = 0x4B
+            out[_U(o + 1)] = tag
             o += 2
             continue
         if 0x80 <= tag <= 0x9F or 0xCD <= tag <= 0xD2 or 0xE0 <= tag <= 0xE2 or 0xE8 <= tag <= 0xEA:
@@ -872,16 +943,16 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
             if 0x80 <= tag <= 0x9F:
                 ln = tag & 0x1F
             elif tag == 0xCD or tag == 0xD0:
-                ln = np.int64(buf[pos])
+                ln = np.int64(buf[_U(pos)])
                 pos += 1
                 binary = 1 if tag == 0xD0 else 0
             elif tag == 0xCE or tag == 0xD1:
-                ln = np.int64(buf[pos]) | (np.int64(buf[pos + 1]) << 8)
+                ln = np.int64(buf[_U(pos)]) | (np.int64(buf[_U(pos + 1)]) << 8)
                 pos += 2
                 binary = 1 if tag == 0xD1 else 0
             elif tag == 0xCF or tag == 0xD2:
-                ln = (np.int64(buf[pos]) | (np.int64(buf[pos + 1]) << 8) | (np.int64(buf[pos + 2]) << 16)
-                      | (np.int64(buf[pos + 3]) << 24))
+                ln = (np.int64(buf[_U(pos)]) | (np.int64(buf[_U(pos + 1)]) << 8) | (np.int64(buf[_U(pos + 2)]) << 16)
+                      | (np.int64(buf[_U(pos + 3)]) << 24))
                 pos += 4
                 binary = 1 if tag == 0xD2 else 0
             soff = pos
@@ -897,7 +968,7 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
                     err = ERR_REPEAT
                 else:
                     id_ = last
-                    pair[id_] = id_
+                    pair[_U(id_)] = id_
             else:
                 v, pos, ok = _uvarint(buf, pos, end)
                 fresh = tag == 0xE0 or tag == 0xE2
@@ -907,16 +978,15 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
                         err = ERR_FULL
                     else:
                         id_ = nids
-                        for j in range(ln):
-                            slab[used + j] = buf[pos + j]
-                        toff[id_] = used
+                        _copy(slab, used, buf, pos, ln)
+                        toff[_U(id_)] = used
                         used += ln
-                        toff[id_ + 1] = used
+                        toff[_U(id_ + 1)] = used
                         nids += 1
-                        kinds[id_] = 1 if tag == 0xE2 else 0
-                        pair[id_] = -1
-                        mst[id_] = 0
-                        ivf[id_] = 0
+                        kinds[_U(id_)] = 1 if tag == 0xE2 else 0
+                        pair[_U(id_)] = -1
+                        mst[_U(id_)] = 0
+                        ivf[_U(id_)] = 0
                         pos += ln
                         mx = max(mx, ln)
                         count += 1
@@ -927,142 +997,141 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
                         id_ = np.int64(v)
                 elif tag == 0xE9:
                     if v < np.uint64(128):
-                        id_ = ring[(head - 1 - np.int64(v)) & _RING_MASK]
+                        id_ = ring[_U((head - 1 - np.int64(v)) & _RING_MASK)]
                     if id_ < 0 and v < np.uint64(count):
                         id_ = _lru_at_rank(np.int64(v), owner, bcnt, clock)
                     if id_ < 0:
                         err = ERR_MTF
                 else:  # EA (pass 1 checked the rank)
-                    if last < 0 or pair[last] < 0:
+                    if last < 0 or pair[_U(last)] < 0:
                         err = ERR_PAIR
                     else:
-                        id_ = pair[last]
+                        id_ = pair[_U(last)]
                 if err != 0:
-                    st[T_ERRVAL] = np.int64(min(v, np.uint64(1 << 62)))
-                    st[T_ERRVAL2] = last
+                    st[_U(T_ERRVAL)] = np.int64(min(v, np.uint64(1 << 62)))
+                    st[_U(T_ERRVAL2)] = last
                 else:
                     # lruAddFresh / lruMoveToFront, ring push, pair record, last id
                     if not fresh:
-                        t = stamp[id_]
-                        if 0 <= t < clock and owner[t] == id_:
-                            owner[t] = -1
-                            bcnt[t >> BLOCK_SHIFT] -= 1
+                        t = stamp[_U(id_)]
+                        if 0 <= t < clock and owner[_U(t)] == id_:
+                            owner[_U(t)] = -1
+                            bcnt[_U(t >> BLOCK_SHIFT)] -= 1
                         else:
                             count += 1
                     if clock >= owner.shape[0]:
                         clock = _lru_compact(stamp, owner, bcnt, clock)
-                    stamp[id_] = clock
-                    owner[clock] = id_
-                    bcnt[clock >> BLOCK_SHIFT] += 1
+                    stamp[_U(id_)] = clock
+                    owner[_U(clock)] = id_
+                    bcnt[_U(clock >> BLOCK_SHIFT)] += 1
                     clock += 1
-                    ring[head & _RING_MASK] = id_
+                    ring[_U(head & _RING_MASK)] = id_
                     head += 1
                     if last >= 0:
-                        pair[last] = id_
+                        pair[_U(last)] = id_
                     last = id_
             if err != 0:
-                st[T_ERR] = err
-                st[T_ERROFF] = vstart
+                st[_U(T_ERR)] = err
+                st[_U(T_ERROFF)] = vstart
                 status = CORRUPT
                 break
             if id_ >= 0:
-                binary = np.int64(kinds[id_])
+                binary = np.int64(kinds[_U(id_)])
                 last_bin = binary
-                s = toff[id_]
-                ln = toff[id_ + 1] - s
+                s = toff[_U(id_)]
+                ln = toff[_U(id_ + 1)] - s
             if in_decl:  # a shape key: always text, kept in the heap
                 h = _put_key_hdr(heap, hused, ln)
                 if id_ >= 0:
-                    for j in range(ln):
-                        heap[h + j] = slab[s + j]
+                    _copy(heap, h, slab, s, ln)
                 else:
-                    for j in range(ln):
-                        heap[h + j] = buf[soff + j]
+                    _copy(heap, h, buf, soff, ln)
                 hused = h + ln
-                if id_ < 0 or ivf[id_] == 0:
-                    bad = _utf8_bad(heap, h, ln)
+                if id_ < 0 or ivf[_U(id_)] == 0:
+                    bad = _hi(heap, h, ln) and _utf8_bad(heap, h, ln)
                     if id_ >= 0:
-                        ivf[id_] = 2 if bad else 1
-                elif ivf[id_] == 2:
+                        ivf[_U(id_)] = 2 if bad else 1
+                elif ivf[_U(id_)] == 2:
                     bad = True
                 else:
                     bad = False
                 if bad:
-                    st[T_ERROFF] = vstart
+                    st[_U(T_ERROFF)] = vstart
                     status = BADUTF8
                     break
+                # The key's memo: an intern id's str object when this call made one already
+                # (BINGET it), else the id (negative: memoize it as the id's when first emitted)
+                fkm[_U((fslot) * FKM_W + 1)] = 0
+                if id_ >= 0 and binary == 0:
+                    if mst[_U(id_)] == call:
+                        fkm[_U((fslot) * FKM_W + 0)] = call
+                        fkm[_U((fslot) * FKM_W + 1)] = midx[_U(id_)]
+                    else:
+                        fkm[_U((fslot) * FKM_W + 0)] = -1 - id_
+                else:
+                    fkm[_U((fslot) * FKM_W + 0)] = 0
+                    if id_ < 0 and ln <= KT_MAXLEN:  # an inline key: the str of an equal text key, if any
+                        ks = _kt_slot(heap, h, ln)
+                        if (ktab[_U(ks)] == call and ktab[_U(ks + 3)] == ln
+                                and _same(out, ktab[_U(ks + 2)], heap, h, ln)):
+                            fkm[_U((fslot) * FKM_W + 0)] = call
+                            fkm[_U((fslot) * FKM_W + 1)] = ktab[_U(ks + 1)]
+                        else:
+                            fkm[_U((fslot) * FKM_W + 1)] = -1  # enter it in ktab when first emitted
                 continue
             if id_ >= 0:
-                if mst[id_] == call:
-                    o = _p_get(out, o, midx[id_])
+                if mst[_U(id_)] == call:
+                    o = _p_get(out, o, midx[_U(id_)])
                 else:
                     o = _p_hdr(out, o, ln, binary)
-                    acc = 0
-                    for j in range(ln):
-                        c = slab[s + j]
-                        acc |= c
-                        out[o + j] = c
-                    if binary == 0 and ivf[id_] != 1:
-                        if ivf[id_] == 0:
-                            ivf[id_] = 2 if acc >= 0x80 and _utf8_bad(out, o, ln) else 1
-                        if ivf[id_] == 2:
-                            st[T_ERROFF] = vstart
+                    _copy(out, o, slab, s, ln)
+                    if binary == 0 and ivf[_U(id_)] != 1:
+                        if ivf[_U(id_)] == 0:
+                            ivf[_U(id_)] = 2 if _hi(out, o, ln) and _utf8_bad(out, o, ln) else 1
+                        if ivf[_U(id_)] == 2:
+                            st[_U(T_ERROFF)] = vstart
                             status = BADUTF8
                             break
                     o += ln
-                    out[o] = 0x94  # MEMOIZE
+                    out[_U(o)] = 0x94  # MEMOIZE
                     o += 1
-                    mst[id_] = call
-                    midx[id_] = memo
+                    mst[_U(id_)] = call
+                    midx[_U(id_)] = memo
                     memo += 1
                 if fslot >= 0:
-                    fld[(fslot) * FLD_W + 0] = 2
-                    fld[(fslot) * FLD_W + 1] = id_
+                    fld[_U((fslot) * FLD_W + 0)] = 2
+                    fld[_U((fslot) * FLD_W + 1)] = id_
             else:
                 kslot = np.int64(-1)
                 if is_key and binary == 0 and ln <= KT_MAXLEN:  # a plain map key: one object per text
-                    hh = np.uint32(2166136261)
-                    for j in range(ln):
-                        hh = (hh ^ np.uint32(buf[soff + j])) * np.uint32(16777619)
-                    kslot = np.int64(hh & np.uint32(KT_SIZE - 1)) * KT_W
-                    if ktab[kslot] == call and ktab[kslot + 3] == ln:
-                        ko = ktab[kslot + 2]
-                        same = True
-                        for j in range(ln):
-                            if out[ko + j] != buf[soff + j]:
-                                same = False
-                                break
-                        if same:
-                            o = _p_get(out, o, ktab[kslot + 1])
-                            continue
+                    kslot = _kt_slot(buf, soff, ln)
+                    if (ktab[_U(kslot)] == call and ktab[_U(kslot + 3)] == ln
+                            and _same(out, ktab[_U(kslot + 2)], buf, soff, ln)):
+                        o = _p_get(out, o, ktab[_U(kslot + 1)])
+                        continue
                 o = _p_hdr(out, o, ln, binary)
-                acc = 0
-                for j in range(ln):
-                    c = buf[soff + j]
-                    acc |= c
-                    out[o + j] = c
-                if binary == 0 and acc >= 0x80 and _utf8_bad(out, o, ln):
-                    st[T_ERROFF] = vstart
+                _copy(out, o, buf, soff, ln)
+                if binary == 0 and _hi(out, o, ln) and _utf8_bad(out, o, ln):
+                    st[_U(T_ERROFF)] = vstart
                     status = BADUTF8
                     break
                 if kslot >= 0:
-                    ktab[kslot] = call
-                    ktab[kslot + 1] = memo
-                    ktab[kslot + 2] = o
-                    ktab[kslot + 3] = ln
-                    out[o + ln] = 0x94  # MEMOIZE (SC counts it)
+                    ktab[_U(kslot)] = call
+                    ktab[_U(kslot + 1)] = memo
+                    ktab[_U(kslot + 2)] = o
+                    ktab[_U(kslot + 3)] = ln
+                    out[_U(o + ln)] = 0x94  # MEMOIZE (SC counts it)
                     o += 1
                     memo += 1
                 if fslot >= 0:
-                    if fld[(fslot) * FLD_W + 4] < ln:
-                        fld[(fslot) * FLD_W + 2] = hused
-                        fld[(fslot) * FLD_W + 4] = max(2 * ln, np.int64(16))
-                        hused += fld[(fslot) * FLD_W + 4]
-                    h = fld[(fslot) * FLD_W + 2]
-                    for j in range(ln):
-                        heap[h + j] = buf[soff + j]
-                    fld[(fslot) * FLD_W + 0] = 1
-                    fld[(fslot) * FLD_W + 3] = ln
+                    if fld[_U((fslot) * FLD_W + 4)] < ln:
+                        fld[_U((fslot) * FLD_W + 2)] = hused
+                        fld[_U((fslot) * FLD_W + 4)] = max(2 * ln, np.int64(16))
+                        hused += fld[_U((fslot) * FLD_W + 4)]
+                    h = fld[_U((fslot) * FLD_W + 2)]
+                    _copy(heap, h, buf, soff, ln)
+                    fld[_U((fslot) * FLD_W + 0)] = 1
+                    fld[_U((fslot) * FLD_W + 3)] = ln
                 o += ln
             continue
         if tag == 0xF2:  # pass 1 allowed it only as a shape field
@@ -1070,51 +1139,44 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
             p, pos, ok = _uvarint(buf, pos, end)
             m, pos, ok = _uvarint(buf, pos, end)
             mi = np.int64(m)
-            kind = fld[(fslot) * FLD_W + 0]
+            kind = fld[_U((fslot) * FLD_W + 0)]
             blen = np.int64(0)
             if kind == 2:
-                bid = fld[(fslot) * FLD_W + 1]
-                blen = toff[bid + 1] - toff[bid]
+                bid = fld[_U((fslot) * FLD_W + 1)]
+                blen = toff[_U(bid + 1)] - toff[_U(bid)]
             elif kind == 1:
-                blen = fld[(fslot) * FLD_W + 3]
+                blen = fld[_U((fslot) * FLD_W + 3)]
             if p > np.uint64(blen):
-                st[T_ERR] = ERR_DELTA
-                st[T_ERROFF] = vstart
-                st[T_ERRVAL] = np.int64(min(p, np.uint64(1 << 62)))
-                st[T_ERRVAL2] = blen
+                st[_U(T_ERR)] = ERR_DELTA
+                st[_U(T_ERROFF)] = vstart
+                st[_U(T_ERRVAL)] = np.int64(min(p, np.uint64(1 << 62)))
+                st[_U(T_ERRVAL2)] = blen
                 status = CORRUPT
                 break
             pi = np.int64(p)
             n = pi + mi
-            if kind == 1 and fld[(fslot) * FLD_W + 4] >= n:
-                h = fld[(fslot) * FLD_W + 2]  # the prefix is already in place
+            if kind == 1 and fld[_U((fslot) * FLD_W + 4)] >= n:
+                h = fld[_U((fslot) * FLD_W + 2)]  # the prefix is already in place
             else:
-                old = fld[(fslot) * FLD_W + 2]
-                if fld[(fslot) * FLD_W + 4] < n:
-                    fld[(fslot) * FLD_W + 2] = hused
-                    fld[(fslot) * FLD_W + 4] = max(2 * n, np.int64(16))
-                    hused += fld[(fslot) * FLD_W + 4]
-                h = fld[(fslot) * FLD_W + 2]
+                old = fld[_U((fslot) * FLD_W + 2)]
+                if fld[_U((fslot) * FLD_W + 4)] < n:
+                    fld[_U((fslot) * FLD_W + 2)] = hused
+                    fld[_U((fslot) * FLD_W + 4)] = max(2 * n, np.int64(16))
+                    hused += fld[_U((fslot) * FLD_W + 4)]
+                h = fld[_U((fslot) * FLD_W + 2)]
                 if kind == 2:
-                    s = toff[fld[(fslot) * FLD_W + 1]]
-                    for j in range(pi):
-                        heap[h + j] = slab[s + j]
+                    s = toff[_U(fld[_U((fslot) * FLD_W + 1)])]
+                    _copy(heap, h, slab, s, pi)
                 elif kind == 1 and h != old:
-                    for j in range(pi):
-                        heap[h + j] = heap[old + j]
-            for j in range(mi):
-                heap[h + pi + j] = buf[pos + j]
+                    _copy(heap, h, heap, old, pi)
+            _copy(heap, h + pi, buf, pos, mi)
             pos += mi
-            fld[(fslot) * FLD_W + 0] = 1
-            fld[(fslot) * FLD_W + 3] = n
+            fld[_U((fslot) * FLD_W + 0)] = 1
+            fld[_U((fslot) * FLD_W + 3)] = n
             o = _p_hdr(out, o, n, 0)
-            acc = 0
-            for j in range(n):
-                c = heap[h + j]
-                acc |= c
-                out[o + j] = c
-            if acc >= 0x80 and _utf8_bad(out, o, n):
-                st[T_ERROFF] = vstart
+            _copy(out, o, heap, h, n)
+            if _hi(out, o, n) and _utf8_bad(out, o, n):
+                st[_U(T_ERROFF)] = vstart
                 status = BADUTF8
                 break
             o += n
@@ -1124,13 +1186,13 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
             continue
         if 0xC0 <= tag <= 0xC2 or 0xD8 <= tag <= 0xDF:
             if tag == 0xC0:
-                out[o] = 0x4E  # None
+                out[_U(o)] = 0x4E  # None
                 o += 1
             elif tag == 0xC1:
-                out[o] = 0x89  # NEWFALSE
+                out[_U(o)] = 0x89  # NEWFALSE
                 o += 1
             elif tag == 0xC2:
-                out[o] = 0x88  # NEWTRUE
+                out[_U(o)] = 0x88  # NEWTRUE
                 o += 1
             else:
                 o = _p_int(out, o, -1 - (tag & 7))
@@ -1140,7 +1202,7 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
             w = np.int64(1) << lw
             v = np.int64(0)
             for j in range(w):
-                v |= np.int64(buf[pos + j]) << (8 * j)
+                v |= np.int64(buf[_U(pos + j)]) << (8 * j)
             pos += w
             if tag >= 0xC7:
                 if w < 8:
@@ -1148,19 +1210,19 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
                     v = (v << sh) >> sh
                 o = _p_int(out, o, v)
             elif v < 0:  # a uint64 of 2**63 or more: LONG1 with a zero sign byte
-                out[o] = 0x8A
-                out[o + 1] = 9
+                out[_U(o)] = 0x8A
+                out[_U(o + 1)] = 9
                 for j in range(8):
-                    out[o + 2 + j] = buf[pos - 8 + j]
-                out[o + 10] = 0
+                    out[_U(o + 2 + j)] = buf[_U(pos - 8 + j)]
+                out[_U(o + 10)] = 0
                 o += 11
             else:
                 o = _p_int(out, o, v)
             continue
         if tag == 0xCC:
-            out[o] = 0x47  # BINFLOAT, big endian
+            out[_U(o)] = 0x47  # BINFLOAT, big endian
             for j in range(8):
-                out[o + 1 + j] = buf[pos + 7 - j]
+                out[_U(o + 1 + j)] = buf[_U(pos + 7 - j)]
             o += 9
             pos += 8
             continue
@@ -1176,17 +1238,17 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
                 o = _p_get(out, o, rawidx)
             else:
                 for j in range(_GLOBAL.shape[0]):
-                    out[o + j] = _GLOBAL[j]
+                    out[_U(o + j)] = _GLOBAL[_U(j)]
                 o += _GLOBAL.shape[0]
                 rawidx = memo
                 memo += 1
-            out[o] = 0x43  # SHORT_BINBYTES
-            out[o + 1] = ln
+            out[_U(o)] = 0x43  # SHORT_BINBYTES
+            out[_U(o + 1)] = ln
             for j in range(ln):
-                out[o + 2 + j] = buf[t0 + j]
+                out[_U(o + 2 + j)] = buf[_U(t0 + j)]
             o += 2 + ln
-            out[o] = 0x85  # TUPLE1
-            out[o + 1] = 0x52  # REDUCE
+            out[_U(o)] = 0x85  # TUPLE1
+            out[_U(o + 1)] = 0x52  # REDUCE
             o += 2
             continue
         # containers (pass 1 validated counts and depth)
@@ -1194,77 +1256,77 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
         if 0xA0 <= tag <= 0xBF:
             n = tag & 0x1F
         elif tag == 0xD3 or tag == 0xD6:
-            n = np.int64(buf[pos]) | (np.int64(buf[pos + 1]) << 8)
+            n = np.int64(buf[_U(pos)]) | (np.int64(buf[_U(pos + 1)]) << 8)
             pos += 2
         elif tag == 0xD4 or tag == 0xD7:
-            n = (np.int64(buf[pos]) | (np.int64(buf[pos + 1]) << 8) | (np.int64(buf[pos + 2]) << 16)
-                 | (np.int64(buf[pos + 3]) << 24))
+            n = (np.int64(buf[_U(pos)]) | (np.int64(buf[_U(pos + 1)]) << 8) | (np.int64(buf[_U(pos + 2)]) << 16)
+                 | (np.int64(buf[_U(pos + 3)]) << 24))
             pos += 4
         elif tag == 0xD5:
-            n = np.int64(buf[pos])
+            n = np.int64(buf[_U(pos)])
             pos += 1
-        stk[(depth) * STK_W + 4] = 0
+        stk[_U((depth) * STK_W + 4)] = 0
         if tag == 0xEC:
             u, pos, ok = _uvarint(buf, pos, end)
             if u == 0:  # declaration: read the keys first (frame mode 4), then as mode 3
                 c, pos, ok = _uvarint(buf, pos, end)
-                stk[(depth) * STK_W + 0] = np.int64(c)
-                stk[(depth) * STK_W + 1] = 4
-                stk[(depth) * STK_W + 2] = np.int64(c)
-                stk[(depth) * STK_W + 3] = hused
+                stk[_U((depth) * STK_W + 0)] = np.int64(c)
+                stk[_U((depth) * STK_W + 1)] = 4
+                stk[_U((depth) * STK_W + 2)] = np.int64(c)
+                stk[_U((depth) * STK_W + 3)] = hused
             else:
                 sid = np.int64(u)
-                n = shp[(sid) * SHP_W + 2]
-                shp[(sid) * SHP_W + 4] = 1
-                out[o] = 0x7D
+                n = shp[_U((sid) * SHP_W + 2)]
+                shp[_U((sid) * SHP_W + 4)] = 1
+                out[_U(o)] = 0x7D
                 o += 1
                 if n > 0:
-                    out[o] = 0x28
+                    out[_U(o)] = 0x28
                     o += 1
-                    stk[(depth) * STK_W + 4] = 0x75
-                stk[(depth) * STK_W + 0] = n
-                stk[(depth) * STK_W + 1] = 3
-                stk[(depth) * STK_W + 2] = sid
-                stk[(depth) * STK_W + 3] = shp[(sid) * SHP_W + 0]
+                    stk[_U((depth) * STK_W + 4)] = 0x75
+                stk[_U((depth) * STK_W + 0)] = n
+                stk[_U((depth) * STK_W + 1)] = 3
+                stk[_U((depth) * STK_W + 2)] = sid
+                stk[_U((depth) * STK_W + 3)] = shp[_U((sid) * SHP_W + 0)]
         elif tag == 0xD5 or tag == 0xD6 or tag == 0xD7:
-            out[o] = 0x7D
+            out[_U(o)] = 0x7D
             o += 1
             if n > 0:
-                out[o] = 0x28
+                out[_U(o)] = 0x28
                 o += 1
-                stk[(depth) * STK_W + 4] = 0x75
-            stk[(depth) * STK_W + 0] = 2 * n
-            stk[(depth) * STK_W + 1] = 1
+                stk[_U((depth) * STK_W + 4)] = 0x75
+            stk[_U((depth) * STK_W + 0)] = 2 * n
+            stk[_U((depth) * STK_W + 1)] = 1
         else:
-            out[o] = 0x5D  # EMPTY_LIST
+            out[_U(o)] = 0x5D  # EMPTY_LIST
             o += 1
             if n > 0:
-                out[o] = 0x28
+                out[_U(o)] = 0x28
                 o += 1
-                stk[(depth) * STK_W + 4] = 0x65  # APPENDS
-            stk[(depth) * STK_W + 0] = n
-            stk[(depth) * STK_W + 1] = 0
+                stk[_U((depth) * STK_W + 4)] = 0x65  # APPENDS
+            stk[_U((depth) * STK_W + 0)] = n
+            stk[_U((depth) * STK_W + 1)] = 0
         depth += 1
     if status == OK:
-        out[o] = 0x2E  # STOP
+        out[_U(o)] = 0x2E  # STOP
         o += 1
-    st[S_NIDS] = nids
-    st[S_LAST] = last
-    st[S_HEAD] = head
-    st[S_COUNT] = count
-    st[S_CLOCK] = clock
-    st[S_USED] = used
-    st[S_BIN] = last_bin
-    st[T_HEAP] = hused
-    st[T_NSH] = nsh
-    st[T_NFLD] = nfld
-    st[T_MAXLEN] = mx
-    st[T_MLIDS] = nids
-    st[T_VIDS] = nids
-    st[T_OUTLEN] = o
-    st[T_RAW] = 1 if rawidx >= 0 else 0
+    st[_U(S_NIDS)] = nids
+    st[_U(S_LAST)] = last
+    st[_U(S_HEAD)] = head
+    st[_U(S_COUNT)] = count
+    st[_U(S_CLOCK)] = clock
+    st[_U(S_USED)] = used
+    st[_U(S_BIN)] = last_bin
+    st[_U(T_HEAP)] = hused
+    st[_U(T_NSH)] = nsh
+    st[_U(T_NFLD)] = nfld
+    st[_U(T_MAXLEN)] = mx
+    st[_U(T_MLIDS)] = nids
+    st[_U(T_VIDS)] = nids
+    st[_U(T_OUTLEN)] = o
+    st[_U(T_RAW)] = 1 if rawidx >= 0 else 0
     if status == OK:  # the glue needs no st reads: RET_OK + 2 * length + raw
-        return RET_OK + 2 * o + st[T_RAW]
+        return RET_OK + 2 * o + st[_U(T_RAW)]
     return status
 
 

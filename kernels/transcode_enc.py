@@ -33,8 +33,23 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
-from ._jit import kernel
+from ._jit import _CACHE, REGISTRY, kernel
+
+
+def _nk(func):
+    """A kernel compiled without NRT: no array is allocated inside, so no reference counting
+    at all (with NRT every array passed through a helper costs atomic incref / decref pairs,
+    measured ~45 ns per string item). Helpers it calls must be compiled the same way."""
+    try:
+        disp = numba.njit(cache=_CACHE, nogil=True, _nrt=False)(func)
+    except RuntimeError:  # no writable cache location: kernel() has warned already
+        disp = numba.njit(cache=False, nogil=True, _nrt=False)(func)
+    REGISTRY.append(disp)
+    return disp
 
 
 def _inl(func):
@@ -58,6 +73,7 @@ H_NFIELDS = 7  # field entries used
 H_DENSE = 8
 H_PAIR_ON = 9
 H_MTF_ON = 10
+H_OUT0 = 12  # pass 2 writes from out[S[H_OUT0]] (the one-shot glue keeps the 5-byte header before it)
 N_OUT = 19
 N_IDS = 20
 N_SLAB = 21
@@ -98,6 +114,7 @@ F_SHAPES = 8
 F_DENSE = 16
 F_PAIR = 32
 F_MTF = 64
+F_RESET = 128  # empty the state first (one-shot: nothing carries over, no separate reset call)
 F_MIN_SHIFT = 8  # min_intern in bits 8..15
 F_MAX_SHIFT = 16  # max_entries from bit 16
 
@@ -196,13 +213,119 @@ def relayout(S: np.ndarray, icap: int, scap: int, kcap: int, fcap: int) -> np.nd
     return N
 
 
+def scratch_len(n_src: int, depth_room: int) -> int:
+    """Length of the int64 scratch array :func:`transcode` needs for ``n_src`` bytes of msgpack."""
+    return 2 * (n_src + 2) + 8 * (min(depth_room, n_src) + 2)
+
+
+_scratch_len = numba.njit(inline="always", nogil=True)(scratch_len)
+
+
 # --------------------------------------------------------------------- helpers
+@intrinsic
+def _memcpy(typingctx, dst, doff, src, soff, n):
+    """``dst[doff:doff+n] = src[soff:soff+n]`` as one llvm.memcpy (uint8 buffers, no overlap)."""
+    sig = types.void(dst, doff, src, soff, n)
+
+    def codegen(context, builder, sig, args):
+        d = context.make_array(sig.args[0])(context, builder, args[0])
+        s_ = context.make_array(sig.args[2])(context, builder, args[2])
+        i8p = ir.IntType(8).as_pointer()
+        dp = builder.gep(builder.bitcast(d.data, i8p), [context.cast(builder, args[1], sig.args[1], types.intp)])
+        sp = builder.gep(builder.bitcast(s_.data, i8p), [context.cast(builder, args[3], sig.args[3], types.intp)])
+        cgutils.raw_memcpy(builder, dp, sp, context.cast(builder, args[4], sig.args[4], types.intp), 1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def _ld8(typingctx, buf, off):
+    """The 8 bytes of a uint8 buffer at ``off`` as a little-endian uint64 (one unaligned load)."""
+    sig = types.uint64(buf, off)
+
+    def codegen(context, builder, sig, args):
+        a = context.make_array(sig.args[0])(context, builder, args[0])
+        i8p = ir.IntType(8).as_pointer()
+        p = builder.gep(builder.bitcast(a.data, i8p), [context.cast(builder, args[1], sig.args[1], types.intp)])
+        v = builder.load(builder.bitcast(p, ir.IntType(64).as_pointer()), align=1)
+        return v
+
+    return sig, codegen
+
+
+@intrinsic
+def _ld4(typingctx, buf, off):
+    """The 4 bytes of a uint8 buffer at ``off`` as a little-endian uint64 (one unaligned load)."""
+    sig = types.uint64(buf, off)
+
+    def codegen(context, builder, sig, args):
+        a = context.make_array(sig.args[0])(context, builder, args[0])
+        i8p = ir.IntType(8).as_pointer()
+        p = builder.gep(builder.bitcast(a.data, i8p), [context.cast(builder, args[1], sig.args[1], types.intp)])
+        v = builder.load(builder.bitcast(p, ir.IntType(32).as_pointer()), align=1)
+        return builder.zext(v, ir.IntType(64))
+
+    return sig, codegen
+
+
+@intrinsic
+def _st8(typingctx, buf, off, v):
+    """Store the uint64 ``v`` little-endian at ``buf[off:off+8]`` (one unaligned store)."""
+    sig = types.void(buf, off, v)
+
+    def codegen(context, builder, sig, args):
+        a = context.make_array(sig.args[0])(context, builder, args[0])
+        i8p = ir.IntType(8).as_pointer()
+        p = builder.gep(builder.bitcast(a.data, i8p), [context.cast(builder, args[1], sig.args[1], types.intp)])
+        val = context.cast(builder, args[2], sig.args[2], types.uint64)
+        builder.store(val, builder.bitcast(p, ir.IntType(64).as_pointer()), align=1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def _bswap64(typingctx, v):
+    sig = types.uint64(v)
+
+    def codegen(context, builder, sig, args):
+        val = context.cast(builder, args[0], sig.args[0], types.uint64)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), [ir.IntType(64)]),
+                                            "llvm.bswap.i64")
+        return builder.call(fn, [val])
+
+    return sig, codegen
+
+
+@_inl
+def _short(buf, off, n):
+    """``buf[off:off+n]`` for 0 < n <= 16 as two uint64 words, without a loop (overlapping
+    loads; for equal lengths the words are equal exactly when the bytes are)."""
+    if n >= 8:
+        return _ld8(buf, off), _ld8(buf, off + n - 8)
+    if n >= 4:
+        return _ld4(buf, off) | (_ld4(buf, off + n - 4) << np.uint64(32)), np.uint64(0)
+    return (np.uint64(buf[off]) | (np.uint64(buf[off + (n >> 1)]) << np.uint64(8))
+            | (np.uint64(buf[off + n - 1]) << np.uint64(16))), np.uint64(0)
+
+
 @_inl
 def _hash(buf, off, n, seed):
-    h = np.uint64(0xCBF29CE484222325) ^ np.uint64(seed)
-    for i in range(n):
-        h ^= np.uint64(buf[off + i])
-        h *= np.uint64(0x100000001B3)
+    """64-bit hash of ``buf[off:off+n]`` mixed with ``seed``: strings up to 16 bytes take
+    no loop (a data-dependent loop exit costs a branch miss), longer ones 8 bytes per multiply."""
+    h = (np.uint64(n) * np.uint64(0x9E3779B97F4A7C15)) ^ np.uint64(seed)
+    if n > 16:
+        i = np.int64(0)
+        while i + 8 < n:
+            h = (h ^ _ld8(buf, off + i)) * np.uint64(0xFF51AFD7ED558CCD)
+            h ^= h >> np.uint64(32)
+            i += 8
+        h = (h ^ _ld8(buf, off + n - 8)) * np.uint64(0xFF51AFD7ED558CCD)  # the last 8 (overlapping)
+    elif n > 0:
+        w0, w1 = _short(buf, off, n)
+        h = (h ^ w0) * np.uint64(0xFF51AFD7ED558CCD)
+        h = (h ^ (h >> np.uint64(32)) ^ w1) * np.uint64(0xC4CEB9FE1A85EC53)
     h ^= h >> np.uint64(29)
     h *= np.uint64(0xBF58476D1CE4E5B9)
     h ^= h >> np.uint64(32)
@@ -211,10 +334,29 @@ def _hash(buf, off, n, seed):
 
 @_inl
 def _eq(a, aoff, b, boff, n):
-    for i in range(n):
-        if a[aoff + i] != b[boff + i]:
+    if n <= 16:
+        if n == 0:
+            return True
+        a0, a1 = _short(a, aoff, n)
+        b0, b1 = _short(b, boff, n)
+        return a0 == b0 and a1 == b1
+    i = np.int64(0)
+    while i + 8 < n:
+        if _ld8(a, aoff + i) != _ld8(b, boff + i):
             return False
-    return True
+        i += 8
+    return _ld8(a, aoff + n - 8) == _ld8(b, boff + n - 8)
+
+
+@_inl
+def _prefix(a, aoff, b, boff, m):
+    """Length of the common prefix of a[aoff:aoff+m] and b[boff:boff+m]."""
+    p = np.int64(0)
+    while p + 8 <= m and _ld8(a, aoff + p) == _ld8(b, boff + p):
+        p += 8
+    while p < m and a[aoff + p] == b[boff + p]:
+        p += 1
+    return p
 
 
 @_inl
@@ -294,11 +436,13 @@ def _item(src, p, end):
     elif t == 0xCB:
         if p + 8 > end:
             return _ERR, np.int64(0), np.int64(0), p
-        return _F64, np.int64(_be(src, p, 8)), np.int64(0), p + 8
+        return _F64, np.int64(_bswap64(_ld8(src, p))), np.int64(0), p + 8
     elif 0xCC <= t <= 0xCF:
         w = np.int64(1) << (t - 0xCC)
         if p + w > end:
             return _ERR, np.int64(0), np.int64(0), p
+        if w == 8:
+            return _UINT, np.int64(_bswap64(_ld8(src, p))), np.int64(0), p + 8
         return _UINT, np.int64(_be(src, p, w)), np.int64(0), p + w
     elif 0xD0 <= t <= 0xD3:
         w = np.int64(1) << (t - 0xD0)
@@ -350,7 +494,8 @@ def _write_uint(out, o, u):
         out[o] = 0xC5
         return _put_le(out, o + 1, uu, 4)
     out[o] = 0xC6
-    return _put_le(out, o + 1, uu, 8)
+    _st8(out, o + 1, uu)
+    return o + 9
 
 
 @_inl
@@ -371,11 +516,12 @@ def _write_neg(out, o, v):
         out[o] = 0xC9
         return _put_le(out, o + 1, u, 4)
     out[o] = 0xCA
-    return _put_le(out, o + 1, u, 8)
+    _st8(out, o + 1, u)
+    return o + 9
 
 
 # --------------------------------------------------------------- Dense strings
-@kernel
+@_inl
 def _lookup(S, slab, buf, off, n, kind):
     """(id or -1, hash slot) of (kind, buf[off:off+n]) in the intern table."""
     h = _hash(buf, off, n, kind)
@@ -401,14 +547,13 @@ def _push(S, id_):
     S[H_HEAD] = h + 1
 
 
-@kernel
+@_inl
 def _intern(S, slab, out, o, buf, off, n, kind, slot, pair_on):
     """DenseWriter._intern: the next id, E0/E2 uvarint(n) bytes, ring push, pair record."""
     id_ = S[H_NIDS]
     S[H_NIDS] = id_ + 1
     used = S[H_SLAB]
-    for i in range(n):
-        slab[used + i] = buf[off + i]
+    _memcpy(slab, used, buf, off, n)
     S[H_SLAB] = used + n
     S[S[B_IOFF] + id_] = used
     S[S[B_ILEN] + id_] = n
@@ -417,8 +562,7 @@ def _intern(S, slab, out, o, buf, off, n, kind, slot, pair_on):
     S[S[B_HT] + slot] = id_
     out[o] = 0xE2 if kind else 0xE0
     o = _put_uv(out, o + 1, n)
-    for i in range(n):
-        out[o + i] = buf[off + i]
+    _memcpy(out, o, buf, off, n)
     o += n
     _push(S, id_)
     last = S[H_LAST]
@@ -428,7 +572,7 @@ def _intern(S, slab, out, o, buf, off, n, kind, slot, pair_on):
     return o
 
 
-@kernel
+@_inl
 def _state_ref(S, out, o, id_, pair_on, mtf_on):
     """DenseWriter.emit_state_ref."""
     prev = S[H_LAST]
@@ -497,12 +641,11 @@ def _inline(out, o, buf, off, n, kind):
         else:
             out[o] = 0xCF
             o = _put_le(out, o + 1, np.uint64(n), 4)
-    for i in range(n):
-        out[o + i] = buf[off + i]
+    _memcpy(out, o, buf, off, n)
     return o + n
 
 
-@kernel
+@_nk
 def _dense_str(S, slab, out, o, buf, off, n, kind, pair_on, mtf_on):
     """The interning half of DenseWriter.write_str: a reference or a fresh intern."""
     id_, slot = _lookup(S, slab, buf, off, n, kind)
@@ -524,14 +667,13 @@ def _write_str(S, slab, out, o, buf, off, n, kind, dense, min_intern, max_entrie
 @_inl
 def _set_base(S, bslab, f, buf, off, n):
     used = S[H_BSLAB]
-    for i in range(n):
-        bslab[used + i] = buf[off + i]
+    _memcpy(bslab, used, buf, off, n)
     S[H_BSLAB] = used + n
     S[S[B_FBOFF] + f] = used
     S[S[B_FBLEN] + f] = n
 
 
-@kernel
+@_nk
 def _write_str_field(S, slab, bslab, out, o, buf, off, n, f, min_intern, max_entries, pair_on, mtf_on):
     """DenseWriter.write_str_field (str only; Dense is on whenever fields exist)."""
     blen = S[S[B_FBLEN] + f]
@@ -556,9 +698,7 @@ def _write_str_field(S, slab, bslab, out, o, buf, off, n, f, min_intern, max_ent
     imuted = S[B_FMUTED] + f
     if not S[imuted]:
         m = min(blen, n)
-        p = np.int64(0)
-        while p < m and bslab[boff + p] == buf[off + p]:
-            p += 1
+        p = _prefix(bslab, boff, buf, off, m)
         intern_cost = 1 + _uvlen(n) + n
         win = (1 + _uvlen(p) + _uvlen(n - p) + n - p) * 2 < intern_cost
         S[iseen] += 1
@@ -572,8 +712,7 @@ def _write_str_field(S, slab, bslab, out, o, buf, off, n, f, min_intern, max_ent
             out[o] = 0xF2
             o = _put_uv(out, o + 1, p)
             o = _put_uv(out, o, n - p)
-            for i in range(n - p):
-                out[o + i] = buf[off + p + i]
+            _memcpy(out, o, buf, off + p, n - p)
             o += n - p
             S[H_LAST] = -1
             _set_base(S, bslab, f, buf, off, n)
@@ -590,7 +729,7 @@ def _write_str_field(S, slab, bslab, out, o, buf, off, n, f, min_intern, max_ent
 
 
 # ---------------------------------------------------------------------- shapes
-@kernel
+@_nk
 def _shape_hash(buf, keys, k0, n):
     """Hash of an ordered key sequence (each key: msgpack str header position in ``buf``)."""
     h = np.uint64(n) * np.uint64(0x9E3779B97F4A7C15)
@@ -600,7 +739,7 @@ def _shape_hash(buf, keys, k0, n):
     return h
 
 
-@kernel
+@_nk
 def _shape_find(S, slab, src, keys, k0, n):
     """(shape id or 0, hash slot) of the key sequence ``keys[k0:k0+n]`` (positions in ``src``)."""
     h = _shape_hash(src, keys, k0, n)
@@ -626,12 +765,14 @@ def _shape_find(S, slab, src, keys, k0, n):
 
 
 # ---------------------------------------------------------------------- passes
-@kernel
-def transcode(src, out, S, slab, bslab, flags, depth_room):
+@_nk
+def transcode(src, out, S, slab, bslab, W, flags, depth_room):
     """Write the qdf body of the msgpack value ``src`` into ``out``; see the module doc.
 
-    Returns the number of bytes written, :data:`BAIL` (nothing changed) or :data:`NEED`
-    (nothing changed; ``S[N_*]`` hold the capacities needed)."""
+    Writes from ``out[S[H_OUT0]]`` and returns the end position, :data:`BAIL` (nothing
+    changed) or :data:`NEED` (nothing changed; ``S[N_*]`` hold the capacities needed).
+    With ``F_RESET`` the state is emptied first (then BAIL / NEED leave it empty).
+    ``W``: int64 scratch of at least :func:`scratch_len` words."""
     end = len(src)
     root_declined = (flags & F_ROOT_DECLINED) != 0
     rep0 = (flags & F_IN_REP) != 0
@@ -642,14 +783,19 @@ def transcode(src, out, S, slab, bslab, flags, depth_room):
     mtf_on = (flags & F_MTF) != 0
     min_intern = (flags >> F_MIN_SHIFT) & 0xFF
     max_entries = flags >> F_MAX_SHIFT
-    intern_possible = dense and S[H_NIDS] < max_entries
 
     # scratch: container stack (kind, remaining, expecting-key / shape, field base, field index,
     # repeated flag), map -> first key, key positions. Each item takes >= 1 byte of src.
+    # Held in ``W`` (glue-owned, at least :func:`scratch_len` long): map -> first key at
+    # [0, cap), key positions at [cap, 2 cap), the stack frames (8 words each) from 2 cap.
     cap = end + 2
-    stk = np.empty((6, cap), np.int64)
-    mkey = np.empty(cap, np.int64)
-    keys = np.empty(cap, np.int64)
+    sb = 2 * cap
+    if len(W) < _scratch_len(end, depth_room):
+        return BAIL
+    if flags & F_RESET:
+        _reset_state(S, slab)
+    intern_possible = dense and S[H_NIDS] < max_entries
+    depth_room = min(depth_room, cap - 2)
 
     # ---------------------------------------------------------------- pass 1
     # Upper bounds of output bytes per item: int / float 9, str / bin n + 11 (inline
@@ -672,17 +818,17 @@ def transcode(src, out, S, slab, bslab, flags, depth_room):
         in_val = False
         if sp > 0:
             t = sp - 1
-            if stk[1, t] == 0:
+            if W[sb + 8 * t + 1] == 0:
                 sp -= 1
                 continue
-            if stk[0, t] == _MAP:
-                if stk[2, t] == 0:
+            if W[sb + 8 * t + 0] == _MAP:
+                if W[sb + 8 * t + 2] == 0:
                     cls, a, b, q = _item(src, p, end)
                     if cls != _STR or q + a > end:
                         return BAIL
-                    stk[2, t] = 1
-                    keys[stk[3, t]] = p  # a map's keys are contiguous in ``keys`` (nested maps interleave)
-                    stk[3, t] += 1
+                    W[sb + 8 * t + 2] = 1
+                    W[cap + W[sb + 8 * t + 3]] = p  # a map's keys are contiguous in ``keys`` (nested maps interleave)
+                    W[sb + 8 * t + 3] += 1
                     n_out += a + 11
                     if intern_possible and a >= min_intern:
                         n_ids += 1
@@ -693,9 +839,9 @@ def transcode(src, out, S, slab, bslab, flags, depth_room):
                         n_fields += 1
                     p = q + a
                     continue
-                stk[2, t] = 0
+                W[sb + 8 * t + 2] = 0
                 in_val = shapes_on
-            stk[1, t] -= 1
+            W[sb + 8 * t + 1] -= 1
         else:
             if root_done:
                 break
@@ -722,7 +868,7 @@ def transcode(src, out, S, slab, bslab, flags, depth_room):
             n_out += a
             p = q + a
         else:
-            if sp + 1 > depth_room or sp + 1 >= cap:
+            if sp + 1 > depth_room:
                 return BAIL
             if cls == _ARR:
                 if columnar and a >= COLUMNAR_MIN_ROWS and not (sp == 0 and root_declined):
@@ -734,15 +880,15 @@ def transcode(src, out, S, slab, bslab, flags, depth_room):
                 n_out += 22
                 if nkeys + a > cap:
                     return BAIL
-                mkey[nmaps] = nkeys
-                stk[3, sp] = nkeys
+                W[nmaps] = nkeys
+                W[sb + 8 * sp + 3] = nkeys
                 nkeys += a
                 nmaps += 1
                 if shapes_on and a > 0:
                     n_shapes += 1
-            stk[0, sp] = cls
-            stk[1, sp] = a
-            stk[2, sp] = 0
+            W[sb + 8 * sp + 0] = cls
+            W[sb + 8 * sp + 1] = a
+            W[sb + 8 * sp + 2] = 0
             sp += 1
             p = q
     if p != end:
@@ -759,6 +905,7 @@ def transcode(src, out, S, slab, bslab, flags, depth_room):
         need = True
     if S[H_NKEYS] + n_keys > S[H_KCAP] or S[H_NFIELDS] + n_fields > S[H_FCAP]:
         need = True
+    n_out += S[H_OUT0]
     if n_out > len(out):
         need = True
     if need:
@@ -774,7 +921,7 @@ def transcode(src, out, S, slab, bslab, flags, depth_room):
     # ---------------------------------------------------------------- pass 2
     # stk rows: 0 kind, 1 remaining, 2 shape id (0: plain map), 3 first field entry,
     # 4 next field index, 5 in_repeated for the children.
-    o = np.int64(0)
+    o = S[H_OUT0]
     p = 0
     sp = 0
     mi = 0
@@ -784,18 +931,18 @@ def transcode(src, out, S, slab, bslab, flags, depth_room):
         rep = rep0
         if sp > 0:
             t = sp - 1
-            if stk[1, t] == 0:
+            if W[sb + 8 * t + 1] == 0:
                 sp -= 1
                 continue
-            stk[1, t] -= 1
-            rep = stk[5, t] != 0
-            if stk[0, t] == _MAP:
+            W[sb + 8 * t + 1] -= 1
+            rep = W[sb + 8 * t + 5] != 0
+            if W[sb + 8 * t + 0] == _MAP:
                 _, a, _, q = _item(src, p, end)
-                if stk[2, t] == 0:
+                if W[sb + 8 * t + 2] == 0:
                     o = _write_str(S, slab, out, o, src, q, a, 0, dense, min_intern, max_entries, pair_on, mtf_on)
                 else:
-                    f = stk[3, t] + stk[4, t]
-                    stk[4, t] += 1
+                    f = W[sb + 8 * t + 3] + W[sb + 8 * t + 4]
+                    W[sb + 8 * t + 4] += 1
                 p = q + a
         else:
             if root_done:
@@ -822,7 +969,8 @@ def transcode(src, out, S, slab, bslab, flags, depth_room):
             p = q
         elif cls == _F64:
             out[o] = 0xCC
-            o = _put_le(out, o + 1, np.uint64(a), 8)
+            _st8(out, o + 1, np.uint64(a))
+            o += 9
             p = q
         elif cls == _STR:
             if f >= 0:
@@ -842,8 +990,7 @@ def transcode(src, out, S, slab, bslab, flags, depth_room):
         elif cls == _EXT:
             if f >= 0 and b == 2:
                 S[S[B_FBLEN] + f] = -1
-            for i in range(a):
-                out[o + i] = src[q + i]
+            _memcpy(out, o, src, q, a)
             o += a
             p = q + a
         elif cls == _ARR:
@@ -858,23 +1005,44 @@ def transcode(src, out, S, slab, bslab, flags, depth_room):
             else:
                 out[o] = 0xD4
                 o = _put_le(out, o + 1, np.uint64(a), 4)
-            stk[0, sp] = _ARR
-            stk[1, sp] = a
-            stk[5, sp] = 1
+            W[sb + 8 * sp + 0] = _ARR
+            W[sb + 8 * sp + 1] = a
+            W[sb + 8 * sp + 5] = 1
+            W[sb + 8 * sp + 6] = 0
             sp += 1
             p = q
         else:  # _MAP
             if f >= 0:
                 S[S[B_FBLEN] + f] = -1
-            k0 = mkey[mi]
+            k0 = W[mi]
             mi += 1
-            stk[0, sp] = _MAP
-            stk[1, sp] = a
-            stk[2, sp] = 0
-            stk[4, sp] = 0
-            stk[5, sp] = 1 if rep else 0
+            W[sb + 8 * sp + 0] = _MAP
+            W[sb + 8 * sp + 1] = a
+            W[sb + 8 * sp + 2] = 0
+            W[sb + 8 * sp + 4] = 0
+            W[sb + 8 * sp + 5] = 1 if rep else 0
+            W[sb + 8 * sp + 6] = 0
             if a > 0 and shapes_on:
-                sid, slot = _shape_find(S, slab, src, keys, k0, a)
+                # Row 6 of the parent frame: the shape its last map child had. Siblings
+                # (records in a list) mostly share it: a key compare, no hashing.
+                sid = np.int64(0)
+                slot = np.int64(-1)
+                if sp > 0:
+                    m = W[sb + 8 * (sp - 1) + 6]
+                    if m > 0 and S[S[B_SN] + m] == a:
+                        e0 = S[S[B_SKS] + m]
+                        bkoff = S[B_KOFF]
+                        bklen = S[B_KLEN]
+                        same = True
+                        for j in range(a):
+                            _, ln, _, kq = _item(src, W[cap + k0 + j], end)
+                            if S[bklen + e0 + j] != ln or not _eq(slab, S[bkoff + e0 + j], src, kq, ln):
+                                same = False
+                                break
+                        if same:
+                            sid = m
+                if sid == 0:
+                    sid, slot = _shape_find(S, slab, src, W, cap + k0, a)
                 out[o] = 0xEC
                 o += 1
                 if sid == 0:
@@ -888,9 +1056,8 @@ def transcode(src, out, S, slab, bslab, flags, depth_room):
                     S[S[B_SFS] + sid] = fs0
                     used = S[H_SLAB]
                     for j in range(a):
-                        _, ln, _, kq = _item(src, keys[k0 + j], end)
-                        for i in range(ln):
-                            slab[used + i] = src[kq + i]
+                        _, ln, _, kq = _item(src, W[cap + k0 + j], end)
+                        _memcpy(slab, used, src, kq, ln)
                         S[S[B_KOFF] + e0 + j] = used
                         S[S[B_KLEN] + e0 + j] = ln
                         used += ln
@@ -905,12 +1072,14 @@ def transcode(src, out, S, slab, bslab, flags, depth_room):
                     out[o] = 0
                     o = _put_uv(out, o + 1, a)
                     for j in range(a):
-                        _, ln, _, kq = _item(src, keys[k0 + j], end)
+                        _, ln, _, kq = _item(src, W[cap + k0 + j], end)
                         o = _write_str(S, slab, out, o, src, kq, ln, 0, dense, min_intern, max_entries, pair_on, mtf_on)
                 else:
                     o = _put_uv(out, o, sid)
-                stk[2, sp] = sid
-                stk[3, sp] = S[S[B_SFS] + sid]
+                W[sb + 8 * sp + 2] = sid
+                if sp > 0:
+                    W[sb + 8 * (sp - 1) + 6] = sid
+                W[sb + 8 * sp + 3] = S[S[B_SFS] + sid]
             else:
                 if a <= 0xFF:
                     out[o] = 0xD5
@@ -947,42 +1116,65 @@ def rehash(S, slab, id_lo, shape_lo):
         n = S[S[B_SN] + sid]
         if n < 0:
             continue
-        e0 = S[S[B_SKS] + sid]
-        h = np.uint64(n) * np.uint64(0x9E3779B97F4A7C15)
-        for j in range(n):
-            ln = S[S[B_KLEN] + e0 + j]
-            h = (h ^ _hash(slab, S[S[B_KOFF] + e0 + j], ln, ln)) * np.uint64(0x100000001B3)
-        i = np.int64(h & np.uint64(smask))
+        i = np.int64(_slab_shape_hash(S, slab, sid, n) & np.uint64(smask))
         while S[bsht + i] != 0:
             i = (i + 1) & smask
         S[bsht + i] = sid
 
 
-@kernel
-def reset(S, slab):
-    """Empty the state (a pooled array form for a fresh writer): O(ids + shapes), not O(capacity).
+@_inl
+def _slab_shape_hash(S, slab, sid, n):
+    e0 = S[S[B_SKS] + sid]
+    bkoff = S[B_KOFF]
+    bklen = S[B_KLEN]
+    h = np.uint64(n) * np.uint64(0x9E3779B97F4A7C15)
+    for j in range(n):
+        ln = S[bklen + e0 + j]
+        h = (h ^ _hash(slab, S[bkoff + e0 + j], ln, ln)) * np.uint64(0x100000001B3)
+    return h
 
-    Hash slots are cleared newest first: every id on an entry's probe path was inserted
-    before it, so the probe from its home slot still reaches it."""
+
+@_inl
+def _reset_state(S, slab):
+    """Empty the state: O(ids + shapes), not O(capacity). Hash slots are cleared newest
+    first: every entry on a probe path was inserted before it, so the probe from its home
+    slot still reaches it."""
     bht = S[B_HT]
     mask = S[H_HCAP] - 1
-    for id_ in range(S[H_NIDS] - 1, -1, -1):
-        n = S[S[B_ILEN] + id_]
-        if n < 0:
-            continue
-        h = _hash(slab, S[S[B_IOFF] + id_], n, S[S[B_IKIND] + id_])
-        i = np.int64(h & np.uint64(mask))
-        while S[bht + i] != id_:
-            i = (i + 1) & mask
-        S[bht + i] = -1
+    bioff = S[B_IOFF]
+    bilen = S[B_ILEN]
+    bikind = S[B_IKIND]
+    if S[H_NIDS] * 16 >= S[H_HCAP]:  # a well-used table: one fill beats re-hashing every id
+        for i in range(S[H_HCAP]):
+            S[bht + i] = -1
+    else:
+        for id_ in range(S[H_NIDS] - 1, -1, -1):
+            n = S[bilen + id_]
+            if n < 0:
+                continue
+            h = _hash(slab, S[bioff + id_], n, S[bikind + id_])
+            i = np.int64(h & np.uint64(mask))
+            while S[bht + i] != id_:
+                i = (i + 1) & mask
+            S[bht + i] = -1
     bsht = S[B_SHT]
     smask = S[H_SHCAP] - 1
-    for i in range(S[H_SHCAP]):
-        if S[H_SHAPES] == 0:
-            break
-        S[bsht + i] = 0
-    for i in range(128):
-        S[RING + i] = -1
+    bsn = S[B_SN]
+    if S[H_SHAPES] * 16 >= S[H_SHCAP]:
+        for i in range(S[H_SHCAP]):
+            S[bsht + i] = 0
+    else:
+        for sid in range(S[H_SHAPES], 0, -1):
+            n = S[bsn + sid]
+            if n < 0:
+                continue
+            i = np.int64(_slab_shape_hash(S, slab, sid, n) & np.uint64(smask))
+            while S[bsht + i] != sid:
+                i = (i + 1) & smask
+            S[bsht + i] = 0
+    if S[H_HEAD] > 0:
+        for i in range(128):
+            S[RING + i] = -1
     S[H_NIDS] = 0
     S[H_LAST] = -1
     S[H_HEAD] = 0
@@ -991,7 +1183,13 @@ def reset(S, slab):
     S[H_BSLAB] = 0
     S[H_NKEYS] = 0
     S[H_NFIELDS] = 0
-    return smask
+
+
+@kernel
+def reset(S, slab):
+    """Empty the state (a pooled array form for a fresh writer): O(ids + shapes), not O(capacity)."""
+    _reset_state(S, slab)
+    return S[H_SHCAP] - 1
 
 
 @kernel
@@ -1022,7 +1220,8 @@ def _warmup() -> None:
     out = np.zeros(512, np.uint8)
     src = bytes.fromhex("92 82 a1 61 a5 68 65 6c 6c 6f a1 62 c4 04 61 62 63 64 82 a1 61 a5 68 65 6c 70 73 a1 62 c0")
     flags = F_DENSE | F_SHAPES | F_PAIR | F_MTF | (4 << F_MIN_SHIFT) | ((1 << 14) << F_MAX_SHIFT)
-    transcode(src, out, S, slab, bslab, np.int64(flags), np.int64(10_000))
+    W = np.empty(scratch_len(len(src), 10_000), np.int64)
+    transcode(src, out, S, slab, bslab, W, np.int64(flags), np.int64(10_000))
     rehash(S, slab, np.int64(0), np.int64(1))
     compact_bases(S, bslab, np.zeros(256, np.uint8))
     reset(S, slab)

@@ -448,6 +448,57 @@ def test_memo_shares_keys_and_interned_values(mode: object) -> None:
             assert rows[0]["level"] is rows[3]["level"]  # one interned string, one object
 
 
+def _varying_shapes(n: int, seed: int) -> list[dict]:
+    """Records whose nested map has a different key set (a new shape declaration) nearly every time."""
+    rng = np.random.default_rng(seed)
+    names = ["region", "env", "user.id", "http.status", "db.name", "é-clé", "k" * 70]
+    vals = ["env", "region", "prod", "us-east", "é-clé", "k" * 70]
+    return [
+        {
+            "level": int(i % 4),
+            "fields": {names[int(j)]: vals[int(rng.integers(0, len(vals)))]
+                       for j in rng.choice(len(names), int(rng.integers(1, 4)), replace=False)},
+        }
+        for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize("mode", ["speed", "balanced", Options.DENSE | Options.SHAPE_INTERN])
+def test_declared_shape_keys_share_objects(mode: object) -> None:
+    recs = _varying_shapes(300, 1)
+    buf = bytes(open_body(qdf.dumps(recs, mode))[1])
+    _check(buf)
+    for ok, rows in (fast_dec.try_read(buf, 5, len(buf), DecodeContext()), fast_dec.loads_body(buf, 5, len(buf))):
+        assert ok and rows == recs
+        objs: dict[str, set[int]] = {}
+        for r in rows:
+            for k in r["fields"]:
+                objs.setdefault(k, set()).add(id(k))
+        # short keys of new declarations reuse the str of an interned / equal key seen earlier
+        assert all(len(v) == 1 for k, v in objs.items() if len(k) <= 64), {k: len(v) for k, v in objs.items()}
+
+
+@pytest.mark.parametrize("mode", ["balanced", Options.DENSE | Options.SHAPE_INTERN, "speed"])
+def test_declared_shape_keys_across_messages(mode: object) -> None:
+    # keys declared in one message, shapes reused by later ones, values naming the key strings
+    sess = EncodeSession(parse_mode(mode), stream=True)
+    msgs = []
+    for i in range(30):
+        out = bytearray()
+        sess.write(out, _varying_shapes(1 + i % 3, i))
+        msgs.append(bytes(out))
+    fast_ctx, py_ctx = DecodeContext(), DecodeContext()
+    for i, m in enumerate(msgs):
+        want = _python(m, py_ctx, 0)
+        if i % 7 == 3:
+            got = _python(m, fast_ctx, 0)  # the Python reader in between (state converted back and forth)
+        else:
+            ok, got = fast_dec.try_read(m, 0, len(m), fast_ctx)
+            assert ok
+        _same(want, got)
+    assert _state(fast_ctx) == _state(py_ctx)
+
+
 def test_plain_map_keys_by_content() -> None:
     # colliding / differing keys of equal length, non-ASCII keys, long keys (not memoized), bytes keys
     maps = [{"ab": 1, "ba": 2, "é": 3, "k" * 100: 4}, {"ba": 6, "ab": 7, "é": 8, "k" * 100: 9}]

@@ -317,3 +317,133 @@ def test_growth_and_full_table() -> None:
         obj = [{"u": f"https://e.com/p/{chunk}/{i}", "w": f"word{i % 170:04d}"} for i in range(100)]
         assert _fast([obj], fast) == _py([obj], ref)
     assert ref.dense.state() == fast.dense.state()
+
+
+# ------------------------------------------------------------ subclasses (hook)
+class _Label(str, enum.Enum):
+    A = "label-aaaa"
+
+
+class _Plain(dict):
+    __slots__ = ()
+
+
+class _Reordered(dict):
+    def __iter__(self):  # type: ignore[override]
+        return iter(sorted(super().__iter__(), reverse=True))
+
+    def items(self):  # type: ignore[override]
+        return [(k, self[k]) for k in self]
+
+
+class _Shout(str):
+    def encode(self, *a: object, **k: object) -> bytes:  # type: ignore[override]
+        return b"LOUD"
+
+
+class _MyInt(int):
+    pass
+
+
+class _MyFloat(float):
+    pass
+
+
+class _MyList(list):
+    pass
+
+
+def test_subclasses_byte_identical() -> None:
+    from collections import OrderedDict, namedtuple
+
+    od = OrderedDict([("a", "https://x/1"), ("b", 2), ("c", "zzzz")])
+    od.move_to_end("a")
+    Pt = namedtuple("Pt", "x y")
+    values = [
+        od,
+        _Plain(u="https://example.com/a", v=_Plain(k="vvvv")),
+        Color.RED,
+        _Label.A,
+        _MyInt(7),
+        _MyFloat(2.5),
+        _MyList([1, "abcd", _Plain(q=1)]),
+        Pt(1, "abcd"),
+        np.float64(1.25),
+        np.int16(-3),
+        np.array(7),
+        np.array(2.5, dtype=np.float32),
+        pd.Timestamp("2024-01-02 03:04:05"),
+        np.datetime64("2024-01-02", "D"),
+    ]
+    for mode in MODES:
+        _same(values, mode)
+        _same({"a": values, "od": od}, mode)
+        # base neutrality of each value as a map field (subclasses of neutral types keep the base)
+        rows = [[{"u": f"https://example.com/aaaa/{i}", "v": v}, {"u": "https://example.com/aaaa/9", "v": v}]
+                for i, v in enumerate(values)]
+        _same(rows, mode)
+
+
+def test_declined_subclasses_go_to_the_python_path() -> None:
+    for mode in ["balanced", "speed"]:
+        _bail([_Reordered(a=1, b=2)], mode)
+        _bail({"x": _Shout("abcd")}, mode)
+        _bail([{"v": np.array("abcd")}], mode)  # a 0-d string array (not base neutral, needs Dense)
+
+
+def _reference_dumps(obj: object, mode: object) -> bytes:
+    from qdf_columnar.format.header import finish_body, pack_header
+    from qdf_columnar.options import header_flags
+
+    opts = parse_mode(mode) if not isinstance(mode, Options) else mode
+    ctx = EncodeContext(opts)
+    out = pack_header(header_flags(opts))
+    write_value(out, obj, ctx)
+    if ctx.col_index_used:
+        out[4] |= 0x04
+    return finish_body(out, entropy=bool(opts & Options.RANS))
+
+
+def test_one_shot_dumps_matches_python_path() -> None:
+    import sys
+    from pathlib import Path
+
+    import qdf_columnar as qdf
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from bench.fixtures.wolverine import CANONICAL
+
+    objs = [
+        CANONICAL,
+        {"a": [f"w{i:03d}-word" for i in range(200)], "b": [{"url": f"https://h/a/{i}", "n": i} for i in range(12)]},
+        [1, 2.5, None, "abcd", b"abcd"],
+        "a string of text",
+        {"x": [{"u": "https://example.com/aaaa/1", "v": Color.RED}] * 3},
+        [{"k": i} for i in range(20)],  # columnar candidate: declined by the one-shot entry
+    ]
+    for mode in MODES:
+        for _ in range(2):  # the second round runs on the reused (reset) per-thread arrays
+            for obj in objs:
+                assert qdf.dumps(obj, mode=mode) == _reference_dumps(obj, mode), (obj, mode)
+        assert fast_enc.dumps_body([{"k": i} for i in range(20)], parse_mode("balanced")) is None
+
+
+class _Reentrant:
+    __struct_fields__ = ("x", "y")
+
+    @property
+    def x(self) -> object:
+        import qdf_columnar as qdf
+
+        return qdf.dumps({"inner": "https://x/1"}, mode="balanced")
+
+    y = "abcd"
+
+
+def test_reentrant_dumps_from_a_converter() -> None:
+    import qdf_columnar as qdf
+
+    obj = {"r": _Reentrant(), "s": "https://x/1"}
+    py = {"r": {"x": _Reentrant().x, "y": "abcd"}, "s": "https://x/1"}
+    for mode in MODES:
+        assert qdf.dumps(obj, mode=mode) == _reference_dumps(py, mode)

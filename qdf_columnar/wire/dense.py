@@ -236,7 +236,7 @@ class _WriterArrays:
             nf = int(S[te.H_NFIELDS])
             lens = S[int(S[te.B_FBLEN]) : int(S[te.B_FBLEN]) + nf]
             live = int(lens[lens > 0].sum())
-            new = np.empty(max(2 * (live + bslab_more), 1 << 10), np.uint8)
+            new = np.empty(max(4 * (live + bslab_more), 1 << 14), np.uint8)  # room for many calls between compactions
             te.compact_bases(S, self.bslab, new)
             self.bslab = new
         if out > len(self.out):

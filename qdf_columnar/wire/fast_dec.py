@@ -58,6 +58,7 @@ _BADUTF8 = td.BADUTF8
 _CORRUPT = td.CORRUPT
 _MODE_FULL = td.MODE_FULL
 _MODE_FRESH = td.MODE_FRESH
+_FIRST = -1  # _try_read_slow: no kernel call made yet
 
 #: One spare array set for pristine readers of :func:`try_read`; reused once its reader is gone.
 _POOL: list[_DenseArrays | None] = [None]
@@ -157,29 +158,39 @@ def try_read(buf: object, start: int, end: int, ctx: DecodeContext) -> tuple[boo
     caller then runs the Python reader). Corruption found after the state started to
     change raises :class:`CorruptDataError`.
     """
+    if type(buf) is not bytes:
+        buf = _as_buf(buf)
     d = ctx.dense
-    maxd = ctx.max_depth - ctx.depth
-    buf = _as_buf(buf)
-    if d._native and d._fnative:
+    if d._native and d._fnative:  # the per-message path of a stream: one kernel call, one unpickle
         a = d._arrs
-        mode = _MODE_FULL
-    elif d._arrs is None and not d.values and not d.shapes and not d.head and not d.last_bin and not d.fields:
+        r = _transcode(buf, start, end, ctx.max_depth - ctx.depth, _MODE_FULL, a.I, a.U)
+        if r >= _RET_OK:
+            r -= _RET_OK
+            if r & 1:
+                return True, _RawUnpickler(io.BytesIO(a.outmv[: r >> 1])).load()
+            return True, _pickle_loads(a.outmv[: r >> 1])
+        return _try_read_slow(buf, start, end, ctx.max_depth - ctx.depth, d, a, _MODE_FULL, r)
+    if d._arrs is None and not d.values and not d.shapes and not d.head and not d.last_bin and not d.fields:
         a = _POOL[0]
         if a is None or sys.getrefcount(a) > 3:  # held by a live reader (pool + local + argument = 3)
             a = _POOL[0] = _DenseArrays()
-        mode = _MODE_FRESH
-    else:
-        if not _to_native(buf, start, end, maxd, d):
-            return False, None
-        a = d._arrs
-        mode = _MODE_FULL
+        return _try_read_slow(buf, start, end, ctx.max_depth - ctx.depth, d, a, _MODE_FRESH, _FIRST)
+    if not _to_native(buf, start, end, ctx.max_depth - ctx.depth, d):
+        return False, None
+    return _try_read_slow(buf, start, end, ctx.max_depth - ctx.depth, d, d._arrs, _MODE_FULL, _FIRST)
+
+
+def _try_read_slow(
+    buf: object, start: int, end: int, maxd: int, d: DenseReader, a: _DenseArrays, mode: int, status: int
+) -> tuple[bool, object]:
+    """:func:`try_read` from a first kernel status (:data:`_FIRST`: make the first call here)."""
     while True:
-        i_arr, u_arr = a.args
-        status = _transcode(buf, start, end, maxd, mode, i_arr, u_arr)
         if status >= _RET_OK:
             break
-        if status == _NEED:
-            a.grow_for(a.st)
+        if status == _NEED or status == _FIRST:
+            if status == _NEED:
+                a.grow_for(a.st)
+            status = _transcode(buf, start, end, maxd, mode, a.I, a.U)
             continue
         if status == _BAIL:
             return False, None

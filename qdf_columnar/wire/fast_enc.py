@@ -5,20 +5,23 @@ same value and leaves the :class:`~qdf_columnar.wire.dense.DenseWriter` in exact
 same state (the kernel keeps that state in arrays; see ``qdf_kernels.transcode_enc`` and
 ``dense._WriterArrays``). When it cannot, it returns False having appended nothing and
 changed nothing, and the caller runs the Python path (which also raises the proper errors).
+:func:`dumps_body` is the one-shot form ``dumps`` calls first: no encode context, a
+per-thread array form the kernel empties at the start of each call.
 
-The msgpack ``default=`` hook maps every non-msgpack value the Python path accepts to what
-that path writes: numpy scalars and ints to ints / bools / floats, and values whose qdf form
-is state-free (float32, timestamps, 1-D numeric arrays, int / float subclasses) to msgpack
-ext type 1 (base neutral for map-field string deltas, ``values_write._BASE_NEUTRAL``) or 2
-(not neutral) holding the qdf bytes, which the kernel copies verbatim. ``strict_types``
-makes msgpack hand every subclass of a native type to the hook, so the hook sees exactly
-the values whose encoding or base neutrality differs from the exact type's.
+``strict_types`` makes msgpack hand every value whose type is not exactly a msgpack one
+to the ``default=`` hook, which looks its type up in a converter cache (see
+:func:`_make_hook`): subclasses whose iteration could differ from the exact type's are
+declined, the others become what the Python path writes (ints, floats, text, plain
+dicts / lists). State-free qdf forms (float32, timestamps, numeric arrays) travel as
+msgpack ext type 1 (base neutral for map-field string deltas, ``values_write._BASE_NEUTRAL``)
+or 2 (not neutral: arrays) holding the qdf bytes, which the kernel copies verbatim.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
+from collections import OrderedDict
 from datetime import datetime
 from typing import Any
 
@@ -26,103 +29,184 @@ import msgpack
 import numpy as np
 from qdf_kernels import transcode_enc as te
 
-from ..options import Options, columnar_enabled
-from .context import EncodeContext
-from .values_write import _F64, _FLOAT32, _FLOAT64, _datetime_parts, _write_ndarray, write_int, write_timestamp
+from ..format.header import HEADER_SIZE, finish_body, pack_header
+from ..options import Options, columnar_enabled, header_flags
+from .context import MAX_DEPTH, EncodeContext
+from .dense import MAX_STATE_ENTRIES, MIN_INTERN, _WriterArrays
+from .values_write import _FLOAT32, COLUMNAR_MIN_ROWS, _datetime_parts, _write_ndarray, write_timestamp, write_value
 
-__all__ = ["try_write"]
+__all__ = ["try_write", "dumps_body"]
 
 _ExtType = msgpack.ExtType
-_NATIVE = frozenset((type(None), bool, int, float, str, bytes, bytearray, memoryview, dict, list))
 _transcode = te.transcode
 _BAIL = te.BAIL
+_MIN_SHIFT = te.F_MIN_SHIFT
+_MAX_SHIFT = te.F_MAX_SHIFT
+_ROOT_DECLINED = te.F_ROOT_DECLINED
+_IN_REP = te.F_IN_REP
 _tls = threading.local()
 
 
+_DICT_API = ("__iter__", "keys", "items", "values", "__len__", "__getitem__")
+_SEQ_API = ("__iter__", "__len__", "__getitem__")
+
+
+def _same_api(t: type, base: type, names: tuple[str, ...]) -> bool:
+    """Whether ``t`` iterates exactly as ``base`` (inherits every one of ``names`` from it)."""
+    return all(getattr(t, n, None) is getattr(base, n) for n in names)
+
+
+def struct_fields_of(t: type) -> tuple[str, ...] | None:
+    """``values_write.struct_fields`` for instances of ``t`` (it depends on the type only)."""
+    if dataclasses.is_dataclass(t):
+        return tuple(f.name for f in dataclasses.fields(t))
+    sf = getattr(t, "__struct_fields__", None)
+    if isinstance(sf, tuple) and all(isinstance(n, str) for n in sf):
+        return sf
+    return None
+
+
+def _decline(obj: Any) -> Any:
+    raise TypeError(type(obj))
+
+
 def _make_hook(opts: Options) -> Any:
-    scratch_ctx = EncodeContext(opts)  # for 1-D numeric arrays only, whose encoding never touches Dense state
+    """The msgpack ``default=`` hook for ``opts``: one converter per type, looked up first.
+
+    ``strict_types`` hands the hook every value whose type is not exactly a msgpack one;
+    the converter of a type is chosen once, in the order of ``values_write._write_other``,
+    so the msgpack form is exactly what the Python path writes for it. Field values the
+    Python path treats as base neutral (``values_write._BASE_NEUTRAL``) keep that: numbers
+    become ints / floats, float32 / float16 / datetimes ext type 1; arrays ext type 2.
+    A converter that raises (or :func:`_decline`) sends the whole value to the Python path.
+    """
+    scratch_ctx = EncodeContext(opts)  # for numeric arrays only, whose encoding never touches Dense state
+    cache: dict[type, Any] = {}
+
+    def f32(obj: Any) -> Any:
+        return _ExtType(1, bytes((_FLOAT32,)) + np.float32(obj).astype("<f4").tobytes())
+
+    def stamp(obj: Any) -> Any:
+        buf = bytearray()
+        write_timestamp(buf, *_datetime_parts(obj))
+        return _ExtType(1, bytes(buf))
+
+    def array(obj: Any) -> Any:
+        if obj.ndim == 0:
+            # Not base neutral (an ndarray), so a numeric scalar goes as ext 2; a string
+            # one would need the Dense state: the Python path takes it.
+            if obj.dtype.kind not in "biufmM":
+                raise TypeError(type(obj))
+            buf = bytearray()
+            write_value(buf, obj[()], scratch_ctx)
+            return _ExtType(2, bytes(buf))
+        if obj.ndim == 1 and obj.dtype.kind in "biuf":
+            buf = bytearray()
+            _write_ndarray(buf, obj, scratch_ctx)
+            return _ExtType(2, bytes(buf))
+        return list(obj)
+
+    def exact_int(obj: Any) -> Any:
+        raise TypeError("int out of range")  # msgpack hands an exact int over only when it does not fit
+
+    def build(t: type) -> Any:
+        if t is tuple:
+            return list
+        if t is int:
+            return exact_int
+        if issubclass(t, np.generic):
+            if issubclass(t, np.bool_):
+                return bool
+            if issubclass(t, np.integer):  # timedelta64 too, as the Python path (write_int(int(v)))
+                return int
+            if issubclass(t, (np.float32, np.float16)):
+                return f32
+            if issubclass(t, np.float64):
+                return float
+            if issubclass(t, np.datetime64):
+                return stamp
+            if issubclass(t, np.str_):
+                return _decline if t.encode is not str.encode else str
+            if issubclass(t, np.bytes_):
+                return bytes
+            return _decline
+        if issubclass(t, int):  # IntEnum...: written as int(v)
+            return int
+        if issubclass(t, float):
+            return float.__float__  # the raw value, as _F64.pack(v)
+        if issubclass(t, str):
+            # Written as its text (a map field: v.encode("utf-8")).
+            return _decline if t.encode is not str.encode else str.__str__
+        if issubclass(t, (bytes, bytearray, memoryview)):
+            return bytes
+        if issubclass(t, dict):
+            # msgpack packs what dict(v) holds; the Python path iterates v (shape) and
+            # v.items() (values): the same order when t keeps dict's (or OrderedDict's) API.
+            if _same_api(t, dict, _DICT_API) or (issubclass(t, OrderedDict) and _same_api(t, OrderedDict, _DICT_API)):
+                return dict
+            return _decline
+        if issubclass(t, (list, tuple)):
+            base = list if issubclass(t, list) else tuple
+            return list if _same_api(t, base, _SEQ_API) else _decline
+        if issubclass(t, np.ndarray):
+            return array
+        if issubclass(t, datetime):
+            return stamp
+        names = struct_fields_of(t)
+        if names is not None:
+            return lambda obj: {name: getattr(obj, name) for name in names}
+        return _decline
 
     def hook(obj: Any) -> Any:
         t = type(obj)
-        if t is tuple:
-            return list(obj)
-        if isinstance(obj, np.generic):
-            if isinstance(obj, np.bool_):
-                return bool(obj)
-            if isinstance(obj, np.integer):
-                if t is np.int64:
-                    return int(obj)
-                buf = bytearray()
-                write_int(buf, int(obj))
-                return _ExtType(2, bytes(buf))
-            if isinstance(obj, (np.float32, np.float16)):
-                data = bytes((_FLOAT32,)) + np.float32(obj).astype("<f4").tobytes()
-                return _ExtType(1 if t is np.float32 else 2, data)
-            if isinstance(obj, np.float64):
-                return float(obj)
-            if isinstance(obj, np.datetime64):
-                buf = bytearray()
-                write_timestamp(buf, *_datetime_parts(obj))
-                return _ExtType(2, bytes(buf))
-            if isinstance(obj, np.str_):
-                return str(obj)
-            if isinstance(obj, np.bytes_):
-                return bytes(obj)
-            raise TypeError(t)
-        if isinstance(obj, int):  # int subclasses (IntEnum...): not base neutral; an exact int here is out of range
-            if t is int:
-                raise TypeError("int out of range")
-            buf = bytearray()
-            write_int(buf, int(obj))
-            return _ExtType(2, bytes(buf))
-        if isinstance(obj, float):
-            return _ExtType(2, bytes((_FLOAT64,)) + _F64.pack(obj))
-        if isinstance(obj, str):
-            # The Python path writes str(obj) as a value but the raw text as a map field.
-            if t.__str__ is not str.__str__:
-                raise TypeError(t)
-            return str.__str__(obj)
-        if isinstance(obj, (bytes, bytearray, memoryview)):
-            return bytes(obj)
-        if isinstance(obj, dict):
-            return dict(obj)
-        if isinstance(obj, list):
-            return list(obj)
-        if isinstance(obj, np.ndarray):
-            if obj.ndim == 0:
-                v = obj[()]
-                return v if type(v) in _NATIVE else hook(v)
-            if obj.ndim == 1 and obj.dtype.kind in "biuf":
-                buf = bytearray()
-                _write_ndarray(buf, obj, scratch_ctx)
-                return _ExtType(2, bytes(buf))
-            return list(obj)
-        if isinstance(obj, datetime):
-            buf = bytearray()
-            write_timestamp(buf, *_datetime_parts(obj))
-            return _ExtType(1 if t is datetime else 2, bytes(buf))
-        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
-        names = getattr(t, "__struct_fields__", None)  # msgspec.Struct
-        if names is not None:
-            return {name: getattr(obj, name) for name in names}
-        raise TypeError(t)
+        conv = cache.get(t)
+        if conv is None:
+            conv = build(t)
+            if len(cache) < 1024:
+                cache[t] = conv
+        return conv(obj)
 
     return hook
 
 
-def _packer(opts: Options) -> msgpack.Packer:
-    try:
-        packers = _tls.packers
-    except AttributeError:
-        packers = _tls.packers = {}
-    pk = packers[opts] = msgpack.Packer(
+class _Thread:
+    """Per-thread state: packers (msgpack's are not thread-safe), the kernel's scratch,
+    the one-shot array forms, and a flag that keeps a packer from being re-entered (a
+    converter may run user code: a dataclass property that calls ``qdf.dumps``)."""
+
+    __slots__ = ("packers", "busy", "W", "one")
+
+    def __init__(self) -> None:
+        self.packers: dict[Options, msgpack.Packer] = {}
+        self.busy = False
+        self.W = np.empty(1 << 12, np.int64)
+        self.one: dict[Options, _OneShot] = {}
+
+
+def _thread() -> _Thread:
+    th = _tls.th = _Thread()
+    return th
+
+
+def _packer(th: _Thread, opts: Options) -> msgpack.Packer:
+    pk = th.packers[opts] = msgpack.Packer(
         default=_make_hook(opts), use_bin_type=True, datetime=False, strict_types=True, autoreset=True
     )
     return pk
 
 
-_FLAGS: dict[Options, int] = {}  # Options -> kernel flags they imply (IntFlag arithmetic is slow)
+_KEEP_W = 1 << 20  # scratch words a thread keeps between calls (a bigger one is per call)
+_KEEP_OUT = 1 << 22  # a one-shot array form whose output buffer grew past this is dropped after the call
+
+
+def _scratch(th: _Thread, n: int, room: int) -> np.ndarray:
+    need = 2 * (n + 2) + 8 * (min(room, n) + 2)  # te.scratch_len (pages the kernel never touches cost nothing)
+    W = th.W
+    if len(W) < need:
+        W = np.empty(max(need, 2 * len(W)), np.int64)
+        if len(W) <= _KEEP_W:
+            th.W = W
+    return W
 
 
 def _opt_flags(opts: Options) -> int:
@@ -144,40 +228,115 @@ def try_write(out: bytearray, obj: object, ctx: EncodeContext, *, root_declined:
     """
     opts = ctx.opts
     try:
-        pk = _tls.packers[opts]
-    except (AttributeError, KeyError):
-        pk = _packer(opts)
+        th = _tls.th
+    except AttributeError:
+        th = _thread()
+    if th.busy:
+        return False
+    pk = th.packers.get(opts)
+    if pk is None:
+        pk = _packer(th, opts)
+    th.busy = True
     try:
         src = pk.pack(obj)
     except Exception:
         return False
+    finally:
+        th.busy = False
     dense = ctx.dense
     a = dense._arrs if dense._native else dense.to_arrays()
     if a.fopts is not opts:
-        try:
-            f = _FLAGS[opts]
-        except KeyError:
-            f = _FLAGS[opts] = _opt_flags(opts)
         a.fflags = (
-            f
+            _opt_flags(opts)
             | (te.F_DENSE if dense.dense else 0)
             | (te.F_PAIR if dense.pair_on else 0)
             | (te.F_MTF if dense.mtf_on else 0)
         )
         a.fopts = opts
-    flags = (
-        a.fflags
-        | (dense.min_intern << te.F_MIN_SHIFT)
-        | (dense.max_entries << te.F_MAX_SHIFT)
-        | (te.F_ROOT_DECLINED if root_declined else 0)
-        | (te.F_IN_REP if ctx.in_repeated else 0)
-    )
+    flags = a.fflags | (dense.min_intern << _MIN_SHIFT) | (dense.max_entries << _MAX_SHIFT)
+    if root_declined:
+        flags |= _ROOT_DECLINED
+    if ctx.in_repeated:
+        flags |= _IN_REP
     room = ctx.max_depth - ctx.depth
+    W = th.W
+    if len(W) < 2 * (len(src) + 2) + 8 * (min(room, len(src)) + 2):
+        W = _scratch(th, len(src), room)
     while True:
-        n = _transcode(src, a.out, a.S, a.slab, a.bslab, flags, room)
+        n = _transcode(src, a.out, a.S, a.slab, a.bslab, W, flags, room)
         if n >= 0:
             out += a.outmv[:n]
             return True
         if n == _BAIL:
             return False
         a.grow()
+
+
+# ------------------------------------------------------------------ one-shot
+class _OneShot:
+    """A private array form for one-shot ``dumps`` on this thread with one option set: the
+    kernel empties it at the start of each call (``F_RESET``, O(what the last call used))
+    and writes the body after the 5-byte header kept at the front of ``out``."""
+
+    __slots__ = ("a", "pk", "flags", "header", "columnar", "rans")
+
+    def __init__(self, th: _Thread, opts: Options) -> None:
+        bits = int(opts)
+        self.pk = th.packers.get(opts) or _packer(th, opts)
+        self.a = _WriterArrays()
+        self.a.S[te.H_OUT0] = HEADER_SIZE
+        self.header = np.frombuffer(bytes(pack_header(header_flags(opts))), np.uint8)
+        self.a.out[:HEADER_SIZE] = self.header
+        dense = bool(bits & int(Options.DENSE))
+        self.flags = (
+            _opt_flags(opts)
+            | (te.F_DENSE | te.F_RESET if dense else 0)
+            | (te.F_PAIR if bits & int(Options.PAIR_PRED) else 0)
+            | (te.F_MTF if bits & int(Options.MTF) else 0)
+            | (MIN_INTERN << te.F_MIN_SHIFT)
+            | (MAX_STATE_ENTRIES << te.F_MAX_SHIFT)
+        )
+        self.columnar = columnar_enabled(opts)
+        self.rans = bool(bits & int(Options.RANS))
+
+
+def dumps_body(obj: object, opts: Options) -> bytes | None:
+    """``values_write.dumps(obj, opts)`` without an encode context: the whole buffer
+    (header, body, entropy pass), or None when the caller must take its ordinary path (a
+    root list the columnar writer may take, values the fast path declines, re-entry)."""
+    try:
+        th = _tls.th
+    except AttributeError:
+        th = _thread()
+    st = th.one.get(opts)
+    if st is None:
+        st = th.one[opts] = _OneShot(th, opts)
+    t = type(obj)
+    if (t is list or t is tuple) and st.columnar and len(obj) >= COLUMNAR_MIN_ROWS:  # type: ignore[arg-type]
+        return None
+    if th.busy:
+        return None
+    th.busy = True
+    try:
+        src = st.pk.pack(obj)
+    except Exception:
+        return None
+    finally:
+        th.busy = False
+    a = st.a
+    W = _scratch(th, len(src), MAX_DEPTH)
+    while True:
+        n = _transcode(src, a.out, a.S, a.slab, a.bslab, W, st.flags, MAX_DEPTH)
+        if n >= 0:
+            break
+        if n == _BAIL:
+            return None
+        a.grow()
+        a.out[:HEADER_SIZE] = st.header
+    if st.rans:
+        buf = finish_body(a.outmv[:n], entropy=True)  # type: ignore[arg-type]
+    else:
+        buf = bytes(a.outmv[:n])
+    if len(a.out) > _KEEP_OUT:
+        del th.one[opts]  # do not keep a huge message's buffers alive
+    return buf

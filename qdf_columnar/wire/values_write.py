@@ -454,7 +454,17 @@ def write_value(out: bytearray, obj: object, ctx: EncodeContext) -> None:
         _write_other(out, obj, ctx)
 
 
-_FAST: list[Any] = []  # memo: [fast_enc.try_write or None]
+_FAST: list[Any] = []  # memo: [fast_enc.try_write or None, fast_enc.dumps_body or None]
+
+
+def _load_fast() -> None:
+    try:
+        from .fast_enc import dumps_body, try_write
+    except ImportError:  # msgpack missing: the Python writer does everything
+        try_write = dumps_body = None
+    _FAST[:] = [try_write, dumps_body]
+
+
 _STATELESS = threading.local()  # per-thread reusable contexts for option sets without Dense
 _DENSE_BIT = int(Options.DENSE)
 _RANS_BIT = int(Options.RANS)
@@ -466,11 +476,7 @@ def write_fast(out: bytearray, obj: object, ctx: EncodeContext) -> bool:
     transcoder (:mod:`.fast_enc`); False, with nothing written and no state changed, when
     neither takes it and the Python writer must (it also names what cannot be encoded)."""
     if not _FAST:
-        try:
-            from .fast_enc import try_write
-        except ImportError:  # msgpack missing: the Python writer does everything
-            try_write = None
-        _FAST.append(try_write)
+        _load_fast()
     try_write = _FAST[0]
     declined = False
     t = type(obj)
@@ -494,6 +500,14 @@ def dumps(obj: object, mode: Mode = "speed") -> bytes:
     whole-body entropy pass when that makes it smaller.
     """
     opts = parse_mode(mode)
+    if not _FAST:
+        _load_fast()
+    one_shot = _FAST[1]
+    if one_shot is not None:
+        # The fast path without an encode context (its state lives in per-thread arrays).
+        buf = one_shot(obj, opts)
+        if buf is not None:
+            return buf
     iopts = int(opts)
     if not iopts & _DENSE_BIT:
         # Without Dense no encoder state changes (strings are inline, no shapes): one
