@@ -480,6 +480,27 @@ class StreamReader:
         return self
 
     def __next__(self) -> Any:
+        data = self._data
+        if data is not None and self._failed is None and not self._closed:
+            # In-memory input and a frame with a one-byte length that is all there (a stream
+            # of small messages): one step, without the general frame walk of _decode.
+            p = self._pos
+            if p < len(data):
+                n = data[p]
+                if 0 < n < 0x80 and p + 1 + n <= len(data) and n <= self._max_frame:
+                    try:
+                        value = self._session.read(data, p + 1, p + 1 + n)
+                    except QdfError as err:
+                        self._failed = _relocated(err, 0, self._messages)
+                        raise self._failed from err
+                    except BaseException as exc:
+                        self._failed = exc
+                        raise
+                    self._pos = p + 1 + n
+                    self._messages += 1
+                    if self._convert is not None:
+                        return self._convert(value)
+                    return value
         value = self._decode(self._session.read)
         if self._convert is not None:
             # A conversion error leaves the stream usable: the message itself decoded fine.
