@@ -18,6 +18,12 @@
   and the byte offset in ``st``; a string that is not strict UTF-8 returns
   :data:`BADUTF8` (offset in ``st[T_ERROFF]``).
 
+:data:`MODE_ONESHOT` (``qdf.loads``: a private pooled state, reset at the start of every
+call) runs pass 2 alone: it repeats pass 1's checks itself and returns :data:`BAIL` when
+one fails, or :data:`NEED` when a region is full (``st[T_NEED_*]``; the output request
+doubles or extrapolates from the input read so far). Either way the state is left half
+advanced: the caller declines / grows and calls again, and the reset starts over.
+
 Pickle output (protocol 4 opcodes, no PROTO / FRAME, ending with STOP): ``N`` / ``\\x88``
 / ``\\x89``; ints as ``K`` / ``M`` / ``J`` / ``LONG1``; ``CC`` float64 -> ``G`` (big
 endian, bit exact); str / bytes as ``SHORT_BINUNICODE`` / ``BINUNICODE`` / ``BINUNICODE8``
@@ -143,8 +149,15 @@ ERR_FULL = 6
 MODE_FULL = 0
 MODE_VALIDATE = 1  # pass 1 only (VALID / BAIL / NEED)
 MODE_FRESH = 2  # reset the arrays to an empty state, then as MODE_FULL
+#: As MODE_FRESH but pass 2 only (one-shot decoding of a private pooled state: no atomicity
+#: needed). Pass 2 checks itself what pass 1 would have rejected: BAIL (the state is garbage
+#: then, reset by the next fresh call), NEED when a region is full (restart from scratch).
+MODE_ONESHOT = 3
 
 MAX_OUT = 256 << 20
+#: Output room pass 2 keeps free at every item besides a string's bytes (a shape key header and
+#: MEMOIZE, a raw value, a LONG1, container and closing opcodes, STOP).
+OUT_SLACK = 128
 RING_SIZE = 128
 SHP_W = 5
 FLD_W = 5
@@ -299,6 +312,17 @@ def _same(a, p, b, q, n):
 
 
 @_inline
+def _uv(buf, p, end):
+    """:func:`_uvarint` inlined for the usual one-byte varint (as a call, it cost an NRT incref /
+    decref pair and the signed index wraparound: ~9% of the transcode time)."""
+    if p < end:
+        b = buf[_U(p)]
+        if b < 0x80:
+            return np.uint64(b), p + 1, True
+    return _uvarint(buf, p, end)
+
+
+@_inline
 def _p1_str(buf, pos, end, tag):
     """Pass 1 view of a string-ish value (tag consumed): (kind, value, new pos).
 
@@ -333,14 +357,14 @@ def _p1_str(buf, pos, end, tag):
             return -1, np.int64(0), pos
         return 1 + binary, ln, pos + ln
     if tag == 0xE0 or tag == 0xE2:
-        v, pos, ok = _uvarint(buf, pos, end)
+        v, pos, ok = _uv(buf, pos, end)
         if not ok or v > np.uint64(end - pos):
             return -1, np.int64(0), pos
         return 3, np.int64(v), pos + np.int64(v)
     if tag == 0xE8:
         return 5, np.int64(0), pos
     if tag == 0xE1 or tag == 0xE9 or tag == 0xEA:
-        v, pos, ok = _uvarint(buf, pos, end)
+        v, pos, ok = _uv(buf, pos, end)
         if not ok:
             return -1, np.int64(0), pos
         if v > np.uint64(1 << 62):
@@ -454,10 +478,10 @@ def _pass1(buf, start, end, max_depth, st, shp, stk):
             continue
         if tag == 0xF3:
             t0 = pos - 1
-            u, pos, ok = _uvarint(buf, pos, end)
+            u, pos, ok = _uv(buf, pos, end)
             if not ok:
                 return BAIL, z, z, z, z, z, z
-            ns, pos, ok = _uvarint(buf, pos, end)
+            ns, pos, ok = _uv(buf, pos, end)
             if not ok or ns > np.uint64(999_999_999):
                 return BAIL, z, z, z, z, z, z
             # |sec| <= 9e9 is inside both datetime's and pandas' ranges: no decode error possible
@@ -468,10 +492,10 @@ def _pass1(buf, start, end, max_depth, st, shp, stk):
         if tag == 0xF2:
             if not is_field:
                 return BAIL, z, z, z, z, z, z
-            p, pos, ok = _uvarint(buf, pos, end)
+            p, pos, ok = _uv(buf, pos, end)
             if not ok:
                 return BAIL, z, z, z, z, z, z
-            m, pos, ok = _uvarint(buf, pos, end)
+            m, pos, ok = _uv(buf, pos, end)
             if not ok or m > np.uint64(end - pos):
                 return BAIL, z, z, z, z, z, z
             pos += np.int64(m)
@@ -505,11 +529,11 @@ def _pass1(buf, start, end, max_depth, st, shp, stk):
             pos += 1
         elif tag == 0xEC:
             mode = 3
-            u, pos, ok = _uvarint(buf, pos, end)
+            u, pos, ok = _uv(buf, pos, end)
             if not ok:
                 return BAIL, z, z, z, z, z, z
             if u == 0:
-                c, pos, ok = _uvarint(buf, pos, end)
+                c, pos, ok = _uv(buf, pos, end)
                 if not ok or c > np.uint64((end - pos) // 2):
                     return BAIL, z, z, z, z, z, z
                 n = np.int64(c)
@@ -606,6 +630,19 @@ def _pass1(buf, start, end, max_depth, st, shp, stk):
         return BAIL, z, z, z, z, z, z
     heap = heap_fix + heap_nref * (5 + mx) + arena_fix + nf2 * (2 * (mx + sfx) + 16)
     return OK, bound, heap, n_int, int_bytes, nfld_new, nsh - nsh0
+
+
+@_inline
+def _need_out(st, o, extra, ocap, done, total):
+    """Pass 2 out of output room (``extra`` bytes besides OUT_SLACK wanted at ``o``): NEED with
+    ``st[T_NEED_OUT]`` = at least double, or 1.5 times the size extrapolated from the input read
+    so far; BAIL past MAX_OUT."""
+    want = o + extra + OUT_SLACK
+    if want > MAX_OUT:
+        return BAIL
+    est = np.int64(1.5 * np.float64(o) * np.float64(total) / np.float64(max(done, np.int64(1))))
+    st[_U(T_NEED_OUT)] = min(max(want, 2 * ocap, est), np.int64(MAX_OUT + OUT_SLACK))
+    return NEED
 
 
 @_inline
@@ -758,7 +795,8 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
     slab = U[I[R_SLAB] : I[R_HEAP]]
     heap = U[I[R_HEAP] : I[R_OUT]]
     out = U[I[R_OUT] : I[R_UEND]]
-    if validate_only == MODE_FRESH:  # a pooled array set starts over as an empty state
+    one = validate_only == MODE_ONESHOT
+    if validate_only == MODE_FRESH or one:  # a pooled array set starts over as an empty state
         for b in range((st[_U(S_CLOCK)] >> BLOCK_SHIFT) + 1):
             bcnt[_U(b)] = 0
         for i in range(128):
@@ -786,37 +824,38 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
             mst[_U(i)] = 0
             ivf[_U(i)] = 0
         st[_U(T_VIDS)] = st[_U(S_NIDS)]
-    status, bound, hneed, n_int, int_bytes, nfld_new, nsh_new = _pass1(buf, start, end, max_depth, st, shp, stk)
-    if status != OK:
-        return status
-    if validate_only == MODE_VALIDATE:
-        return VALID
-    nids = st[_U(S_NIDS)]
-    need = False
-    if out.shape[0] < bound:
-        st[_U(T_NEED_OUT)] = bound
-        need = True
-    if toff.shape[0] - 1 < nids + n_int or kinds.shape[0] < nids + n_int or owner.shape[0] <= nids + n_int:
-        st[_U(T_NEED_IDS)] = nids + n_int
-        need = True
-    if slab.shape[0] < st[_U(S_USED)] + int_bytes:
-        st[_U(T_NEED_SLAB)] = st[_U(S_USED)] + int_bytes
-        need = True
-    if (fld.shape[0] // FLD_W) < st[_U(T_NFLD)] + nfld_new:
-        st[_U(T_NEED_FLD)] = st[_U(T_NFLD)] + nfld_new
-        need = True
-    if heap.shape[0] < st[_U(T_HEAP)] + hneed:
-        st[_U(T_NEED_HEAP)] = st[_U(T_HEAP)] + hneed
-        need = True
-    if need:
-        return NEED
+    if not one:
+        status, bound, hneed, n_int, int_bytes, nfld_new, nsh_new = _pass1(buf, start, end, max_depth, st, shp, stk)
+        if status != OK:
+            return status
+        if validate_only == MODE_VALIDATE:
+            return VALID
+        nids = st[_U(S_NIDS)]
+        need = False
+        if out.shape[0] < bound:
+            st[_U(T_NEED_OUT)] = bound
+            need = True
+        if toff.shape[0] - 1 < nids + n_int or kinds.shape[0] < nids + n_int or owner.shape[0] <= nids + n_int:
+            st[_U(T_NEED_IDS)] = nids + n_int
+            need = True
+        if slab.shape[0] < st[_U(S_USED)] + int_bytes:
+            st[_U(T_NEED_SLAB)] = st[_U(S_USED)] + int_bytes
+            need = True
+        if (fld.shape[0] // FLD_W) < st[_U(T_NFLD)] + nfld_new:
+            st[_U(T_NEED_FLD)] = st[_U(T_NFLD)] + nfld_new
+            need = True
+        if heap.shape[0] < st[_U(T_HEAP)] + hneed:
+            st[_U(T_NEED_HEAP)] = st[_U(T_HEAP)] + hneed
+            need = True
+        if need:
+            return NEED
 
     # ---------------------------------------------------------------- pass 2
     # The per-string code is written out once, here: helpers taking the state arrays cost
     # ~100 ns a string in NRT reference counting even when inlined. Declaration keys are
     # read by the same code through a stack frame of mode 4 (key strings go to the heap).
-    # Frames: 0 items left, 1 mode (0 list, 1 map, 3 shape map, 4 declaration keys), 2 shape
-    # id (mode 3) / key count (mode 4), 3 heap cursor of the next key, 4 closing opcode (0 none).
+    # Frames: 0 items left, 1 mode (0 list, 1 map, 3 shape map, 4 declaration keys), 2 end of
+    # the shape's field slots (mode 3) / key count (mode 4), 3 heap cursor of the next key, 4 closing opcode (0 none).
     call = st[_U(T_CALL)] + 1
     st[_U(T_CALL)] = call
     memo = np.int64(0)
@@ -838,10 +877,17 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
     status = OK
     depth = 0
     root_done = False
+    # the output checks keep OUT_SLACK spare, more than pass 1's bound leaves: with pass 1 they
+    # must never fire (a NEED after the state changed would replay the value twice)
+    ocap = out.shape[0] if one else np.int64(1 << 62)
+    stk_rows = stk.shape[0] // STK_W
     while True:
         fslot = np.int64(-1)
         in_decl = False
         is_key = False
+        if o + OUT_SLACK > ocap:  # (never with pass 1: its bound holds)
+            status = _need_out(st, o, 0, ocap, pos - start, end - start)
+            break
         if depth == 0:
             if root_done:
                 break
@@ -870,7 +916,7 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
                     nfld += n
                     stk[_U((depth - 1) * STK_W + 0)] = n
                     stk[_U((depth - 1) * STK_W + 1)] = 3
-                    stk[_U((depth - 1) * STK_W + 2)] = nsh
+                    stk[_U((depth - 1) * STK_W + 2)] = nfld  # mode 3: the shape's field slots end here
                     out[_U(o)] = 0x7D  # EMPTY_DICT
                     o += 1
                     if n > 0:
@@ -885,7 +931,6 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
                     depth -= 1
                 continue
             if mode == 3:
-                sid = stk[_U((depth - 1) * STK_W + 2)]
                 kc = stk[_U((depth - 1) * STK_W + 3)]
                 b = np.int64(heap[_U(kc)])
                 if b <= 0xBF:
@@ -901,11 +946,14 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
                     hl = np.int64(5)
                     kl = ((np.int64(heap[_U(kc + 1)]) << 24) | (np.int64(heap[_U(kc + 2)]) << 16)
                           | (np.int64(heap[_U(kc + 3)]) << 8) | np.int64(heap[_U(kc + 4)]))
-                fslot = shp[_U((sid) * SHP_W + 3)] + shp[_U((sid) * SHP_W + 2)] - rem
+                fslot = stk[_U((depth - 1) * STK_W + 2)] - rem
                 km = fkm[_U((fslot) * FKM_W + 0)]
                 if km == call:
                     o = _p_get(out, o, fkm[_U((fslot) * FKM_W + 1)])
                 else:
+                    if o + kl + OUT_SLACK > ocap:
+                        status = _need_out(st, o, kl, ocap, pos - start, end - start)
+                        break
                     o = _p_hdr(out, o, kl, 0)
                     _copy(out, o, heap, kc + hl, kl)
                     if fkm[_U((fslot) * FKM_W + 1)] < 0 and kl <= KT_MAXLEN:
@@ -928,6 +976,9 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
                 in_decl = True
                 fslot = nfld + stk[_U((depth - 1) * STK_W + 2)] - rem  # the slot of this key
             stk[_U((depth - 1) * STK_W + 0)] = rem - 1
+        if pos >= end:
+            status = BAIL
+            break
         tag = np.int64(buf[_U(pos)])
         pos += 1
         if tag < 0x80:
@@ -943,14 +994,23 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
             if 0x80 <= tag <= 0x9F:
                 ln = tag & 0x1F
             elif tag == 0xCD or tag == 0xD0:
+                if pos >= end:
+                    status = BAIL
+                    break
                 ln = np.int64(buf[_U(pos)])
                 pos += 1
                 binary = 1 if tag == 0xD0 else 0
             elif tag == 0xCE or tag == 0xD1:
+                if end - pos < 2:
+                    status = BAIL
+                    break
                 ln = np.int64(buf[_U(pos)]) | (np.int64(buf[_U(pos + 1)]) << 8)
                 pos += 2
                 binary = 1 if tag == 0xD1 else 0
             elif tag == 0xCF or tag == 0xD2:
+                if end - pos < 4:
+                    status = BAIL
+                    break
                 ln = (np.int64(buf[_U(pos)]) | (np.int64(buf[_U(pos + 1)]) << 8) | (np.int64(buf[_U(pos + 2)]) << 16)
                       | (np.int64(buf[_U(pos + 3)]) << 24))
                 pos += 4
@@ -959,6 +1019,9 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
             s = np.int64(0)
             err = 0
             if ln >= 0:  # inline: drops the last id
+                if ln > end - pos:
+                    status = BAIL
+                    break
                 last = -1
                 last_bin = binary
                 pos += ln
@@ -970,12 +1033,26 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
                     id_ = last
                     pair[_U(id_)] = id_
             else:
-                v, pos, ok = _uvarint(buf, pos, end)
+                v, pos, ok = _uv(buf, pos, end)
+                if not ok or (tag == 0xEA and v != 0):
+                    status = BAIL
+                    break
                 fresh = tag == 0xE0 or tag == 0xE2
                 if fresh:
+                    if v > np.uint64(end - pos):
+                        status = BAIL
+                        break
                     ln = np.int64(v)
                     if nids >= max_ids:
                         err = ERR_FULL
+                    elif nids + 1 >= toff.shape[0] or nids >= kinds.shape[0] or nids + 1 >= owner.shape[0]:
+                        st[_U(T_NEED_IDS)] = nids + 1
+                        status = NEED
+                        break
+                    elif used + ln > slab.shape[0]:
+                        st[_U(T_NEED_SLAB)] = used + ln
+                        status = NEED
+                        break
                     else:
                         id_ = nids
                         _copy(slab, used, buf, pos, ln)
@@ -1041,6 +1118,10 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
                 s = toff[_U(id_)]
                 ln = toff[_U(id_ + 1)] - s
             if in_decl:  # a shape key: always text, kept in the heap
+                if hused + 5 + ln > heap.shape[0]:
+                    st[_U(T_NEED_HEAP)] = hused + 5 + ln
+                    status = NEED
+                    break
                 h = _put_key_hdr(heap, hused, ln)
                 if id_ >= 0:
                     _copy(heap, h, slab, s, ln)
@@ -1079,6 +1160,9 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
                         else:
                             fkm[_U((fslot) * FKM_W + 1)] = -1  # enter it in ktab when first emitted
                 continue
+            if o + ln + OUT_SLACK > ocap:
+                status = _need_out(st, o, ln, ocap, pos - start, end - start)
+                break
             if id_ >= 0:
                 if mst[_U(id_)] == call:
                     o = _p_get(out, o, midx[_U(id_)])
@@ -1125,6 +1209,10 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
                     memo += 1
                 if fslot >= 0:
                     if fld[_U((fslot) * FLD_W + 4)] < ln:
+                        if hused + max(2 * ln, np.int64(16)) > heap.shape[0]:
+                            st[_U(T_NEED_HEAP)] = hused + max(2 * ln, np.int64(16))
+                            status = NEED
+                            break
                         fld[_U((fslot) * FLD_W + 2)] = hused
                         fld[_U((fslot) * FLD_W + 4)] = max(2 * ln, np.int64(16))
                         hused += fld[_U((fslot) * FLD_W + 4)]
@@ -1134,10 +1222,22 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
                     fld[_U((fslot) * FLD_W + 3)] = ln
                 o += ln
             continue
+        if in_decl:  # a shape key that is not a string
+            status = BAIL
+            break
         if tag == 0xF2:  # pass 1 allowed it only as a shape field
             vstart = pos - 1
-            p, pos, ok = _uvarint(buf, pos, end)
-            m, pos, ok = _uvarint(buf, pos, end)
+            if fslot < 0:
+                status = BAIL
+                break
+            p, pos, ok = _uv(buf, pos, end)
+            if not ok:
+                status = BAIL
+                break
+            m, pos, ok = _uv(buf, pos, end)
+            if not ok or m > np.uint64(end - pos):
+                status = BAIL
+                break
             mi = np.int64(m)
             kind = fld[_U((fslot) * FLD_W + 0)]
             blen = np.int64(0)
@@ -1160,6 +1260,10 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
             else:
                 old = fld[_U((fslot) * FLD_W + 2)]
                 if fld[_U((fslot) * FLD_W + 4)] < n:
+                    if hused + max(2 * n, np.int64(16)) > heap.shape[0]:
+                        st[_U(T_NEED_HEAP)] = hused + max(2 * n, np.int64(16))
+                        status = NEED
+                        break
                     fld[_U((fslot) * FLD_W + 2)] = hused
                     fld[_U((fslot) * FLD_W + 4)] = max(2 * n, np.int64(16))
                     hused += fld[_U((fslot) * FLD_W + 4)]
@@ -1173,6 +1277,9 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
             pos += mi
             fld[_U((fslot) * FLD_W + 0)] = 1
             fld[_U((fslot) * FLD_W + 3)] = n
+            if o + n + OUT_SLACK > ocap:
+                status = _need_out(st, o, n, ocap, pos - start, end - start)
+                break
             o = _p_hdr(out, o, n, 0)
             _copy(out, o, heap, h, n)
             if _hi(out, o, n) and _utf8_bad(out, o, n):
@@ -1200,6 +1307,9 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
         if 0xC3 <= tag <= 0xCA:
             lw = (tag - 0xC3) & 3
             w = np.int64(1) << lw
+            if end - pos < w:
+                status = BAIL
+                break
             v = np.int64(0)
             for j in range(w):
                 v |= np.int64(buf[_U(pos + j)]) << (8 * j)
@@ -1220,6 +1330,9 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
                 o = _p_int(out, o, v)
             continue
         if tag == 0xCC:
+            if end - pos < 8:
+                status = BAIL
+                break
             out[_U(o)] = 0x47  # BINFLOAT, big endian
             for j in range(8):
                 out[_U(o + 1 + j)] = buf[_U(pos + 7 - j)]
@@ -1229,10 +1342,19 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
         if tag == 0xCB or tag == 0xF3:
             t0 = pos - 1
             if tag == 0xCB:
+                if end - pos < 4:
+                    status = BAIL
+                    break
                 pos += 4
-            else:
-                u, pos, ok = _uvarint(buf, pos, end)
-                u, pos, ok = _uvarint(buf, pos, end)
+            else:  # |sec| <= 9e9 is inside both datetime's and pandas' ranges (as pass 1)
+                u, pos, ok = _uv(buf, pos, end)
+                if not ok or u > np.uint64(18_000_000_000):
+                    status = BAIL
+                    break
+                ns, pos, ok = _uv(buf, pos, end)
+                if not ok or ns > np.uint64(999_999_999):
+                    status = BAIL
+                    break
             ln = pos - t0
             if rawidx >= 0:
                 o = _p_get(out, o, rawidx)
@@ -1251,25 +1373,68 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
             out[_U(o + 1)] = 0x52  # REDUCE
             o += 2
             continue
-        # containers (pass 1 validated counts and depth)
+        # containers (the checks repeat pass 1's for MODE_ONESHOT)
+        if is_key:  # an unhashable key: the Python reader raises
+            status = BAIL
+            break
+        if depth + 1 > max_depth:
+            status = BAIL
+            break
+        if depth >= stk_rows:
+            st[_U(T_NEED_STK)] = 2 * stk_rows
+            status = NEED
+            break
         n = np.int64(0)
         if 0xA0 <= tag <= 0xBF:
             n = tag & 0x1F
         elif tag == 0xD3 or tag == 0xD6:
+            if end - pos < 2:
+                status = BAIL
+                break
             n = np.int64(buf[_U(pos)]) | (np.int64(buf[_U(pos + 1)]) << 8)
             pos += 2
         elif tag == 0xD4 or tag == 0xD7:
+            if end - pos < 4:
+                status = BAIL
+                break
             n = (np.int64(buf[_U(pos)]) | (np.int64(buf[_U(pos + 1)]) << 8) | (np.int64(buf[_U(pos + 2)]) << 16)
                  | (np.int64(buf[_U(pos + 3)]) << 24))
             pos += 4
         elif tag == 0xD5:
+            if pos >= end:
+                status = BAIL
+                break
             n = np.int64(buf[_U(pos)])
             pos += 1
+        elif tag != 0xEC:  # not a value tag this path takes
+            status = BAIL
+            break
+        if tag == 0xD5 or tag == 0xD6 or tag == 0xD7:
+            if n > (end - pos) // 2:
+                status = BAIL
+                break
+        elif n > end - pos:
+            status = BAIL
+            break
         stk[_U((depth) * STK_W + 4)] = 0
         if tag == 0xEC:
-            u, pos, ok = _uvarint(buf, pos, end)
+            u, pos, ok = _uv(buf, pos, end)
+            if not ok or u > np.uint64(nsh):
+                status = BAIL
+                break
             if u == 0:  # declaration: read the keys first (frame mode 4), then as mode 3
-                c, pos, ok = _uvarint(buf, pos, end)
+                c, pos, ok = _uv(buf, pos, end)
+                if not ok or c > np.uint64((end - pos) // 2):
+                    status = BAIL
+                    break
+                if nsh + 1 >= shp.shape[0] // SHP_W:
+                    st[_U(T_NEED_SHP)] = 2 * (shp.shape[0] // SHP_W) + 1
+                    status = NEED
+                    break
+                if nfld + np.int64(c) > fld.shape[0] // FLD_W:
+                    st[_U(T_NEED_FLD)] = nfld + np.int64(c)
+                    status = NEED
+                    break
                 stk[_U((depth) * STK_W + 0)] = np.int64(c)
                 stk[_U((depth) * STK_W + 1)] = 4
                 stk[_U((depth) * STK_W + 2)] = np.int64(c)
@@ -1277,6 +1442,9 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
             else:
                 sid = np.int64(u)
                 n = shp[_U((sid) * SHP_W + 2)]
+                if n > end - pos:
+                    status = BAIL
+                    break
                 shp[_U((sid) * SHP_W + 4)] = 1
                 out[_U(o)] = 0x7D
                 o += 1
@@ -1286,7 +1454,7 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
                     stk[_U((depth) * STK_W + 4)] = 0x75
                 stk[_U((depth) * STK_W + 0)] = n
                 stk[_U((depth) * STK_W + 1)] = 3
-                stk[_U((depth) * STK_W + 2)] = sid
+                stk[_U((depth) * STK_W + 2)] = shp[_U((sid) * SHP_W + 3)] + n
                 stk[_U((depth) * STK_W + 3)] = shp[_U((sid) * SHP_W + 0)]
         elif tag == 0xD5 or tag == 0xD6 or tag == 0xD7:
             out[_U(o)] = 0x7D
@@ -1307,6 +1475,8 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
             stk[_U((depth) * STK_W + 0)] = n
             stk[_U((depth) * STK_W + 1)] = 0
         depth += 1
+    if status == OK and pos != end:  # trailing bytes
+        status = BAIL
     if status == OK:
         out[_U(o)] = 0x2E  # STOP
         o += 1
@@ -1348,5 +1518,5 @@ def _warmup() -> None:
     # bytes, read-only (bytes-backed) and writable (entropy-decoded / bytearray) uint8 arrays
     for src in (body, np.frombuffer(body, np.uint8), np.frombuffer(bytearray(body), np.uint8)):
         i_arr, u_arr = new_state()
-        for vo in (MODE_VALIDATE, MODE_FULL, MODE_FRESH):
+        for vo in (MODE_VALIDATE, MODE_FULL, MODE_FRESH, MODE_ONESHOT):
             transcode(src, 0, len(body), 10_000, vo, i_arr, u_arr)

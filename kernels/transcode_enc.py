@@ -1160,7 +1160,7 @@ def _reset_state(S, slab):
     bsht = S[B_SHT]
     smask = S[H_SHCAP] - 1
     bsn = S[B_SN]
-    if S[H_SHAPES] * 16 >= S[H_SHCAP]:
+    if S[H_SHAPES] * 256 >= S[H_SHCAP]:  # re-hashing a shape hashes all its keys (~100 ns): fill unless very sparse
         for i in range(S[H_SHCAP]):
             S[bsht + i] = 0
     else:

@@ -615,3 +615,108 @@ def test_loads_body_threads() -> None:
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+# ------------------------------------------------------------------ one-shot (single pass) specifics
+
+
+def test_loads_body_bails_mid_pass_then_recovers() -> None:
+    # loads_body runs pass 2 alone: a QPack value after 300 interned strings is found with the
+    # pooled state already advanced; the decline must not leak that state into the next call
+    from qdf_kernels import transcode_dec as td
+
+    obj = [f"str{i}" for i in range(300)] + [np.arange(100, dtype=np.int64)]
+    full = qdf.dumps(obj, "balanced")
+    buf = bytes(open_body(full)[1])
+    assert fast_dec.loads_body(buf, 5, len(buf)) == (False, None)
+    a = fast_dec._FREE[-1]  # the set that call used (LIFO pool)
+    assert a.st[td.S_NIDS] == 300  # it bailed in the middle of the (only) pass
+    got = qdf.loads(full)  # the Python reader takes it
+    assert got[:300] == obj[:300] and np.array_equal(got[300], obj[300])
+    recs = _records(30, 5)
+    for mode in ("balanced", Options.DENSE | Options.SHAPE_INTERN, "speed"):
+        b = bytes(open_body(qdf.dumps({"recs": recs, "tail": ["str1", "str2"]}, mode))[1])
+        assert fast_dec._FREE[-1] is a
+        ok, v = fast_dec.loads_body(b, 5, len(b))
+        assert ok
+        _same(_python(b, DecodeContext()), v)
+    # a bail inside a shape declaration and inside a delta-based field, then a good body
+    for bad in ("a2 e0 01 61 ec 00 02 e0 01 62 01", "a2 e0 01 61 f2 00 01 62", "a3 e0 01 61 e1 00 ed"):
+        body = bytes.fromhex(bad.replace(" ", ""))
+        assert fast_dec.loads_body(body, 0, len(body)) == (False, None)
+        ok, v = fast_dec.loads_body(b, 5, len(b))
+        assert ok
+        _same(_python(b, DecodeContext()), v)
+
+
+def test_loads_body_output_overflows_first_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a fresh array set starts with a 4 KiB output: pass 2 runs out of room, the glue grows it
+    # (geometrically, or extrapolated from the input read) and starts over on a reset state
+    from qdf_columnar.wire.dense import _DenseArrays
+
+    grows: list[int] = []
+    orig = _DenseArrays.grow_for
+
+    def counting(self: _DenseArrays, st: np.ndarray) -> None:
+        grows.append(len(self.out))
+        orig(self, st)
+
+    monkeypatch.setattr(_DenseArrays, "grow_for", counting)
+    # shape fields with long common prefixes: F2 deltas of a few bytes expand to ~300 bytes each
+    # (an optional key keeps the balanced encoders from going columnar)
+    recs = [{"u": "x" * 300 + str(i), "i": i, "s": f"v{i % 7}", **({"o": None} if i % 3 == 0 else {})}
+            for i in range(400)]
+    for mode in ("balanced", "speed", Options.DENSE | Options.SHAPE_INTERN):
+        buf = bytes(open_body(qdf.dumps(recs, mode))[1])
+        monkeypatch.setattr(fast_dec, "_FREE", [])  # no pooled set: a new, small one
+        monkeypatch.setattr(fast_dec, "_take", fast_dec._FREE.pop)
+        monkeypatch.setattr(fast_dec, "_give", fast_dec._FREE.append)
+        grows.clear()
+        ok, v = fast_dec.loads_body(buf, 5, len(buf))
+        assert ok and v == recs
+        _same(_python(buf, DecodeContext()), v)
+        assert grows and grows[0] == 4096 and len(grows) <= 4
+        a = fast_dec._FREE[-1]
+        assert len(a.out) >= 300 * 400
+        ok, v = fast_dec.loads_body(buf, 5, len(buf))  # now the set is big enough
+        assert ok and v == recs
+
+
+@pytest.mark.parametrize("mode", ["speed", "balanced", Options.DENSE])
+def test_loads_body_truncated_and_mutated(mode: object) -> None:
+    body = _body({"rows": _records(4, 2), "f": np.float32(2.5), "t": datetime(2020, 1, 1, tzinfo=timezone.utc)}, mode)
+    good = _python(body, DecodeContext(), 0)
+    for cut in range(len(body)):
+        try:
+            ok, _ = fast_dec.loads_body(body, 0, cut)
+        except DecodeError:
+            continue
+        assert not ok
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        b = bytearray(body)
+        b[int(rng.integers(0, len(b)))] = int(rng.integers(0, 256))
+        try:
+            ok, v = fast_dec.loads_body(bytes(b), 0, len(b))
+        except DecodeError:
+            continue
+        if ok:  # then the Python reader agrees
+            _same(_python(bytes(b), DecodeContext(), 0), v)
+    ok, v = fast_dec.loads_body(body, 0, len(body))
+    assert ok
+    _same(good, v)
+
+
+def test_two_pass_output_exactly_bounded() -> None:
+    # pass 1's output bound is tighter than the one-pass checks' slack: with it they must not
+    # fire (MODE_FULL would then replay the value on the retry: the id interned twice)
+    from qdf_kernels import transcode_dec as td
+
+    a = fast_dec._DenseArrays()
+    assert len(a.out) == 4096
+    body = b"\xe0" + encode_uvarint(4000) + b"s" * 4000
+    for mode in (td.MODE_FULL, td.MODE_FRESH):
+        r = td.transcode(body, 0, len(body), 100, mode, *a.args)
+        assert r >= td.RET_OK and a.st[td.S_NIDS] == 1
+    ok, v = fast_dec.loads_body(body, 0, len(body))
+    assert ok and v == "s" * 4000

@@ -12,6 +12,7 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from qdf_columnar.errors import UnsupportedTypeError
 from qdf_columnar.options import Options, parse_mode
 from qdf_columnar.wire import fast_enc
 from qdf_columnar.wire.context import EncodeContext
@@ -379,8 +380,10 @@ def test_subclasses_byte_identical() -> None:
         _same(values, mode)
         _same({"a": values, "od": od}, mode)
         # base neutrality of each value as a map field (subclasses of neutral types keep the base)
-        rows = [[{"u": f"https://example.com/aaaa/{i}", "v": v}, {"u": "https://example.com/aaaa/9", "v": v}]
-                for i, v in enumerate(values)]
+        rows = [
+            [{"u": f"https://example.com/aaaa/{i}", "v": v}, {"u": "https://example.com/aaaa/9", "v": v}]
+            for i, v in enumerate(values)
+        ]
         _same(rows, mode)
 
 
@@ -447,3 +450,82 @@ def test_reentrant_dumps_from_a_converter() -> None:
     py = {"r": {"x": _Reentrant().x, "y": "abcd"}, "s": "https://x/1"}
     for mode in MODES:
         assert qdf.dumps(obj, mode=mode) == _reference_dumps(py, mode)
+
+
+def test_one_shot_root_lists_the_columnar_writer_declines() -> None:
+    import qdf_columnar as qdf
+    from qdf_columnar.wire import colstruct
+
+    assert fast_enc._COL_SCALARS == colstruct._SCALARS
+    logs = [
+        {
+            "ts": 10**18 + i,
+            "host": f"host-{i % 3}",
+            "msg": f"message {i % 5}",
+            "fields": _Plain({f"k{i % 4}": f"value-{i % 7}", "region": "eu-west"}),
+        }
+        for i in range(40)
+    ]
+    declined = [
+        logs,
+        tuple(logs),
+        [{}] * 20,
+        [{"a": [1, 2], "b": "abcd"}] * 20,
+        [{"a": 1, "b": np.float32(1.5)}] + [{"a": i, "b": i} for i in range(20)],
+        [{"a": None, "b": {"c": "abcd"}}] * 20,
+    ]
+    maybe = [  # first row all scalars: the ordinary path (columnar may take it or decline later)
+        [{"a": i, "b": "abcd"} for i in range(20)],
+        [{"a": 1}] + [{"a": {"x": i}} for i in range(20)],
+        [_Plain(a=1)] * 20,
+    ]
+    for mode in MODES:
+        opts = parse_mode(mode) if not isinstance(mode, Options) else mode
+        for _ in range(2):
+            for obj in declined + maybe:
+                assert qdf.dumps(obj, mode=mode) == _reference_dumps(obj, mode), (obj, mode)
+        if fast_enc.columnar_enabled(opts):
+            for obj in maybe:
+                assert fast_enc.dumps_body(obj, opts) is None
+            for obj in declined:
+                assert fast_enc.dumps_body(obj, opts) is not None, obj
+
+
+def test_one_shot_bail_midway_then_dumps_again() -> None:
+    import qdf_columnar as qdf
+
+    many = [f"string number {i:05d}" for i in range(300)]
+    recs = [{"u": f"https://example.com/{i}", "n": i} for i in range(20)]
+    bad = [
+        {"a": many, "b": {"c": {"d": {1: "x"}}}},  # a non-str key deep inside, after many strings
+        {"a": many, "b": [{"n": 1, "nested": recs}]},  # a nested columnar candidate after many strings
+        [{"a": [many]}] * 16 + [{"z": {2: 3}}],  # declined root list, a non-str key at the end
+    ]
+    good = {"a": many[:50], "b": recs[:3], "c": "abcd"}
+    for mode in MODES:
+        for obj in bad:
+            try:
+                want: object = _reference_dumps(obj, mode)
+            except UnsupportedTypeError as err:
+                want = str(err)
+            try:
+                got: object = qdf.dumps(obj, mode=mode)
+            except UnsupportedTypeError as err:
+                got = str(err)
+            assert got == want, (obj, mode)
+            assert qdf.dumps(good, mode=mode) == _reference_dumps(good, mode), mode
+            assert qdf.dumps(many, mode=mode) == _reference_dumps(many, mode), mode
+
+
+def test_dict_subclass_copy_keeps_iteration_order() -> None:
+    from collections import OrderedDict
+
+    class _OD(OrderedDict):
+        pass
+
+    od = _OD([("a", "https://x/1"), ("b", 2), ("c", "zzzz")])
+    od.move_to_end("a")
+    p = _Plain(b=1)
+    p["a"] = "abcd"
+    for mode in MODES:
+        _same([od, p, {"o": od, "p": p}], mode)

@@ -12,6 +12,10 @@ malformed or truncated input, too deep nesting...) makes the entry points return
 ``(False, None)`` with the state untouched, so the Python reader runs and raises its
 usual typed errors.
 
+:func:`loads_body` skips the validating pass (``MODE_ONESHOT``): its pooled state is
+private and reset by the kernel on every call, so a decline or a buffer growth found in
+the middle of the value just restarts (or declines) from a clean state.
+
 Forms: a reader whose state is in the Python form is validated first, then converted
 once (O(state)); later calls find it in the array form and cost one kernel call plus
 ``pickle.loads``. The Python reader converts back on its next use. A pristine reader
@@ -58,6 +62,7 @@ _BADUTF8 = td.BADUTF8
 _CORRUPT = td.CORRUPT
 _MODE_FULL = td.MODE_FULL
 _MODE_FRESH = td.MODE_FRESH
+_MODE_ONESHOT = td.MODE_ONESHOT
 _FIRST = -1  # _try_read_slow: no kernel call made yet
 
 #: One spare array set for pristine readers of :func:`try_read`; reused once its reader is gone.
@@ -70,6 +75,11 @@ _take = _FREE.pop
 _give = _FREE.append
 _KEEP_BYTES = 64 << 20  # a set grown past this (a huge message) is not pooled
 _read_timestamp = None
+#: Pickle streams from this many bytes (``2 *``, as in the kernel's OK return) take
+#: :func:`_load_big`. The cyclic GC is deliberately left running there: building thousands
+#: of dicts triggers young-generation collections (~10% of a 1024-record unpickle), but
+#: pausing the GC is process-wide and would undo another thread's ``gc.disable()``.
+_GC_PAUSE = 2 * 8192
 
 
 def _raw(payload: bytes) -> object:
@@ -95,9 +105,16 @@ def _build(a: _DenseArrays, r: int) -> object:
     """The value of the pickle stream the kernel wrote (``r``: its OK return value)."""
     r -= _RET_OK
     mv = a.outmv[: r >> 1]
+    if r >= _GC_PAUSE:
+        return _load_big(mv, r)
     if r & 1:
         return _RawUnpickler(io.BytesIO(mv)).load()
     return _pickle_loads(mv)
+
+
+def _load_big(mv: memoryview, r: int) -> object:
+    """Unpickle a large stream (``r & 1``: it uses ``_raw``)."""
+    return _RawUnpickler(io.BytesIO(mv)).load() if r & 1 else _pickle_loads(mv)
 
 
 def _corrupt(st: np.ndarray, nids: int) -> CorruptDataError:
@@ -166,6 +183,8 @@ def try_read(buf: object, start: int, end: int, ctx: DecodeContext) -> tuple[boo
         r = _transcode(buf, start, end, ctx.max_depth - ctx.depth, _MODE_FULL, a.I, a.U)
         if r >= _RET_OK:
             r -= _RET_OK
+            if r >= _GC_PAUSE:
+                return True, _load_big(a.outmv[: r >> 1], r)
             if r & 1:
                 return True, _RawUnpickler(io.BytesIO(a.outmv[: r >> 1])).load()
             return True, _pickle_loads(a.outmv[: r >> 1])
@@ -213,7 +232,8 @@ def loads_body(buf: object, start: int, end: int) -> tuple[bool, object]:
     """One-shot decode of the body value filling ``buf[start:end]`` (a fresh Dense state), or decline.
 
     No :class:`DecodeContext` / :class:`DenseReader` is created: the state is a pooled
-    array set reset inside the kernel. Returns ``(False, None)`` for anything the Python
+    array set reset inside the kernel, which runs its single checking pass
+    (``MODE_ONESHOT``): a NEED restarts the call on the grown set. Returns ``(False, None)`` for anything the Python
     reader must handle (it then raises its typed errors); corruption found after the
     state started to change raises :class:`CorruptDataError`. Thread-safe: a set is
     taken from the pool (``list.pop``) and given back (``list.append``) only after the
@@ -228,10 +248,12 @@ def loads_body(buf: object, start: int, end: int) -> tuple[bool, object]:
     try:
         while True:
             i_arr, u_arr = a.args
-            r = _transcode(buf, start, end, MAX_DEPTH, _MODE_FRESH, i_arr, u_arr)
+            r = _transcode(buf, start, end, MAX_DEPTH, _MODE_ONESHOT, i_arr, u_arr)
             if r >= _RET_OK:
                 r -= _RET_OK
                 mv = a.outmv[: r >> 1]
+                if r >= _GC_PAUSE:
+                    return True, _load_big(mv, r)
                 if r & 1:
                     return True, _RawUnpickler(io.BytesIO(mv)).load()
                 return True, _pickle_loads(mv)

@@ -142,7 +142,11 @@ def _make_hook(opts: Options) -> Any:
         if issubclass(t, dict):
             # msgpack packs what dict(v) holds; the Python path iterates v (shape) and
             # v.items() (values): the same order when t keeps dict's (or OrderedDict's) API.
-            if _same_api(t, dict, _DICT_API) or (issubclass(t, OrderedDict) and _same_api(t, OrderedDict, _DICT_API)):
+            # dict.copy (a method call, ~25 ns less than dict(v)) copies the storage order,
+            # which is the iteration order only with dict's own API (not OrderedDict's).
+            if _same_api(t, dict, _DICT_API):
+                return dict.copy
+            if issubclass(t, OrderedDict) and _same_api(t, OrderedDict, _DICT_API):
                 return dict
             return _decline
         if issubclass(t, (list, tuple)):
@@ -300,6 +304,32 @@ class _OneShot:
         self.rans = bool(bits & int(Options.RANS))
 
 
+# colstruct._SCALARS (not imported: colstruct pulls in pyarrow; a test keeps them equal)
+_COL_SCALARS = (bool, int, float, str, bytes, datetime)
+
+
+def _columnar_declines(seq: list | tuple) -> bool:
+    """Whether ``values_write.try_columnar`` surely declines ``seq`` (>= 16 rows, columnar
+    on) having changed nothing: its first row is a plain dict that is empty, has a non-str
+    key or holds a non-None value of a type ``colstruct.write_records_columnar`` refuses
+    (it checks every row's values, the first row's included, before writing anything).
+    False means "maybe not": the caller takes the ordinary path."""
+    first = seq[0]
+    if type(first) is not dict:
+        return False
+    if not first:
+        return True
+    for k, v in first.items():
+        if type(k) is not str:
+            return True
+        if v is None:
+            continue
+        tv = type(v)
+        if tv not in _COL_SCALARS or (tv is int and not -(2**63) <= v < 2**64):
+            return True
+    return False
+
+
 def dumps_body(obj: object, opts: Options) -> bytes | None:
     """``values_write.dumps(obj, opts)`` without an encode context: the whole buffer
     (header, body, entropy pass), or None when the caller must take its ordinary path (a
@@ -311,9 +341,12 @@ def dumps_body(obj: object, opts: Options) -> bytes | None:
     st = th.one.get(opts)
     if st is None:
         st = th.one[opts] = _OneShot(th, opts)
+    flags = st.flags
     t = type(obj)
     if (t is list or t is tuple) and st.columnar and len(obj) >= COLUMNAR_MIN_ROWS:  # type: ignore[arg-type]
-        return None
+        if not _columnar_declines(obj):  # type: ignore[arg-type]
+            return None
+        flags |= _ROOT_DECLINED
     if th.busy:
         return None
     th.busy = True
@@ -326,7 +359,7 @@ def dumps_body(obj: object, opts: Options) -> bytes | None:
     a = st.a
     W = _scratch(th, len(src), MAX_DEPTH)
     while True:
-        n = _transcode(src, a.out, a.S, a.slab, a.bslab, W, st.flags, MAX_DEPTH)
+        n = _transcode(src, a.out, a.S, a.slab, a.bslab, W, flags, MAX_DEPTH)
         if n >= 0:
             break
         if n == _BAIL:
