@@ -208,3 +208,5 @@ def test_demo_main_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert summary["matched"] == summary["expected"] > 0
     out = capsys.readouterr().out
     assert "qdf balanced" in out and "Parquet zstd" in out
+    assert summary["stream"]["round_trip"] and summary["stream"]["bytes"] < summary["stream"]["msgpack_bytes"]
+    assert "qdf stream" in out

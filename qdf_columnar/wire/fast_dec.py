@@ -42,6 +42,7 @@ from __future__ import annotations
 import io
 import pickle
 import sys
+from datetime import datetime, timedelta, timezone
 
 import numpy as np
 from qdf_kernels import transcode_dec as td
@@ -86,10 +87,52 @@ def _raw(payload: bytes) -> object:
     """A raw qdf value the pickle stream carries as bytes: ``CB`` float32 or ``F3`` timestamp."""
     if payload[0] == 0xCB:  # float32: np.frombuffer keeps the exact bits, as the Python reader
         return np.frombuffer(payload, "<f4", 1, 1)[0]
+    # F3 zigzag-uvarint(sec) uvarint(nsec): the common case (whole microseconds, in datetime's
+    # range) built here directly; the kernel has validated both varints and nsec <= 999999999.
+    sec = nsec = shift = 0
+    i = 1
+    while True:
+        b = payload[i]
+        i += 1
+        sec |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+    shift = 0
+    while True:
+        b = payload[i]
+        i += 1
+        nsec |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+    sec = (sec >> 1) ^ -(sec & 1)
+    if nsec % 1000 == 0 and _MIN_SEC <= sec <= _MAX_SEC:
+        return _EPOCH + timedelta(seconds=sec, microseconds=nsec // 1000)
     global _read_timestamp
     if _read_timestamp is None:
         from .values_read import _read_timestamp
     return _read_timestamp(ByteReader(payload, 1), DecodeContext(), 0xF3)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+# datetime's range in Unix seconds (years 1..9999), with a day of margin either side.
+_MIN_SEC = -62135596800 + 86400
+_MAX_SEC = 253402300799 - 86400
+
+
+def _load_raw(mv: memoryview) -> object:
+    """Unpickle a stream that uses :func:`_raw`, through :class:`_RawUnpickler`.
+
+    A file-based unpickler reads every opcode through ``file.read`` unless the stream is
+    framed; one FRAME opcode (``95`` + u64 length) in front makes it take the whole stream
+    into its buffer at once (about 5x faster on a small message)."""
+    n = len(mv)
+    framed = bytearray(9 + n)
+    framed[0] = 0x95
+    framed[1:9] = n.to_bytes(8, "little")
+    framed[9:] = mv
+    return _RawUnpickler(io.BytesIO(framed)).load()
 
 
 class _RawUnpickler(pickle.Unpickler):
@@ -108,13 +151,13 @@ def _build(a: _DenseArrays, r: int) -> object:
     if r >= _GC_PAUSE:
         return _load_big(mv, r)
     if r & 1:
-        return _RawUnpickler(io.BytesIO(mv)).load()
+        return _load_raw(mv)
     return _pickle_loads(mv)
 
 
 def _load_big(mv: memoryview, r: int) -> object:
     """Unpickle a large stream (``r & 1``: it uses ``_raw``)."""
-    return _RawUnpickler(io.BytesIO(mv)).load() if r & 1 else _pickle_loads(mv)
+    return _load_raw(mv) if r & 1 else _pickle_loads(mv)
 
 
 def _corrupt(st: np.ndarray, nids: int) -> CorruptDataError:
@@ -186,7 +229,7 @@ def try_read(buf: object, start: int, end: int, ctx: DecodeContext) -> tuple[boo
             if r >= _GC_PAUSE:
                 return True, _load_big(a.outmv[: r >> 1], r)
             if r & 1:
-                return True, _RawUnpickler(io.BytesIO(a.outmv[: r >> 1])).load()
+                return True, _load_raw(a.outmv[: r >> 1])
             return True, _pickle_loads(a.outmv[: r >> 1])
         return _try_read_slow(buf, start, end, ctx.max_depth - ctx.depth, d, a, _MODE_FULL, r)
     if d._arrs is None and not d.values and not d.shapes and not d.head and not d.last_bin and not d.fields:
@@ -255,7 +298,7 @@ def loads_body(buf: object, start: int, end: int) -> tuple[bool, object]:
                 if r >= _GC_PAUSE:
                     return True, _load_big(mv, r)
                 if r & 1:
-                    return True, _RawUnpickler(io.BytesIO(mv)).load()
+                    return True, _load_raw(mv)
                 return True, _pickle_loads(mv)
             if r == _NEED:
                 a.grow_for(a.st)
