@@ -24,6 +24,14 @@ and sums upper bounds of every capacity pass 2 may use. If one is missing it sto
 totals needed (``N_*``) and returns :data:`NEED`; the glue grows and calls again. Pass 2
 then cannot fail. It returns the number of output bytes.
 
+One-shot (``F_ONESHOT``, with ``F_RESET``: ``fast_enc.dumps_body``) needs no atomicity: a
+BAIL or NEED leaves a state the next call empties anyway. So no pass 1: capacities are
+reserved from ``len(src)`` (the bounds are explained where they are taken), pass 2 itself
+bails on what pass 1 would have refused, and only :func:`_key_pass` runs first (with map
+shapes on), recording the key positions pass 2 needs at each map header. Shapes / keys /
+fields are checked when a shape is declared (rare) and asked for there (NEED, the state
+emptied first).
+
 msgpack ext type 1 / 2 carry raw, state-free qdf value bytes (copied verbatim); type 2
 also marks the value as not "base neutral" (``values_write._BASE_NEUTRAL``), so a map
 field holding it forgets its delta base as the Python path does.
@@ -116,7 +124,9 @@ F_PAIR = 32
 F_MTF = 64
 F_RESET = 128  # empty the state first (one-shot: nothing carries over, no separate reset call)
 F_MIN_SHIFT = 8  # min_intern in bits 8..15
-F_MAX_SHIFT = 16  # max_entries from bit 16
+F_MAX_SHIFT = 16  # max_entries in bits 16..47
+F_ONESHOT = 1 << 48  # no pass 1: capacities from len(src), pass 2 validates and pre-scans map keys
+_MAX_MASK = (1 << 32) - 1
 
 COLUMNAR_MIN_ROWS = 16
 PROBE_N = 32
@@ -673,7 +683,7 @@ def _set_base(S, bslab, f, buf, off, n):
     S[S[B_FBLEN] + f] = n
 
 
-@_nk
+@_inl  # inlined: a call with 13 arguments per field string cost ~6 ns of ~40
 def _write_str_field(S, slab, bslab, out, o, buf, off, n, f, min_intern, max_entries, pair_on, mtf_on):
     """DenseWriter.write_str_field (str only; Dense is on whenever fields exist)."""
     blen = S[S[B_FBLEN] + f]
@@ -764,6 +774,83 @@ def _shape_find(S, slab, src, keys, k0, n):
         i = (i + 1) & mask
 
 
+@_nk
+def _key_pass(src, end, W, cap, sb, depth_room):
+    """One-shot pass 1: only what pass 2 cannot do without, the key positions of every
+    map (``W[cap:]``, a map's keys contiguous) and per map, in header order, the index of
+    its first key (``W[:cap]``). Values are skipped by their header: fixints and fixstrs
+    take one byte test. False when a key is not a str; the rest pass 2 validates."""
+    p = np.int64(0)
+    sp = np.int64(0)
+    nmaps = np.int64(0)
+    nkeys = np.int64(0)
+    root_done = False
+    while True:
+        if sp > 0:
+            t = sb + 2 * (sp - 1)
+            r = W[t]
+            if r == 0:
+                sp -= 1
+                continue
+            W[t] = r - 1
+            k = W[t + 1]
+            if k >= 0 and (r & 1) == 0:  # a map entry's key
+                W[cap + k] = p
+                W[t + 1] = k + 1
+                if p >= end:
+                    return False
+                c = np.int64(src[p])
+                if 0xA0 <= c <= 0xBF:
+                    p += 1 + (c & 0x1F)
+                    continue
+                cls, a, _, q = _item(src, p, end)
+                if cls != _STR:
+                    return False
+                p = q + a
+                continue
+        elif root_done:
+            return True
+        else:
+            root_done = True
+        if p >= end:
+            return False
+        c = np.int64(src[p])
+        if c <= 0x7F:
+            p += 1
+            continue
+        if 0xA0 <= c <= 0xBF:
+            p += 1 + (c & 0x1F)
+            continue
+        cls, a, _, q = _item(src, p, end)
+        if cls == _STR or cls == _BIN or cls == _EXT:
+            p = q + a
+        elif cls == _ARR:
+            if a > 0:
+                if sp + 1 > depth_room:
+                    return False
+                W[sb + 2 * sp] = a
+                W[sb + 2 * sp + 1] = -1
+                sp += 1
+            p = q
+        elif cls == _MAP:
+            if a > (end - q) >> 1:
+                return False
+            W[nmaps] = nkeys
+            nmaps += 1
+            if a > 0:
+                if sp + 1 > depth_room:
+                    return False
+                W[sb + 2 * sp] = 2 * a
+                W[sb + 2 * sp + 1] = nkeys
+                sp += 1
+                nkeys += a
+            p = q
+        elif cls == _ERR:
+            return False
+        else:
+            p = q
+
+
 # ---------------------------------------------------------------------- passes
 @_nk
 def transcode(src, out, S, slab, bslab, W, flags, depth_room):
@@ -782,7 +869,9 @@ def transcode(src, out, S, slab, bslab, W, flags, depth_room):
     pair_on = (flags & F_PAIR) != 0
     mtf_on = (flags & F_MTF) != 0
     min_intern = (flags >> F_MIN_SHIFT) & 0xFF
-    max_entries = flags >> F_MAX_SHIFT
+    max_entries = (flags >> F_MAX_SHIFT) & _MAX_MASK
+    # (the one-shot bounds below hold for these; otherwise pass 1 runs as for try_write)
+    oneshot = (flags & F_ONESHOT) != 0 and min_intern >= 1 and max_entries <= (1 << 21) and end < (1 << 28)
 
     # scratch: container stack (kind, remaining, expecting-key / shape, field base, field index,
     # repeated flag), map -> first key, key positions. Each item takes >= 1 byte of src.
@@ -813,8 +902,27 @@ def transcode(src, out, S, slab, bslab, W, flags, depth_room):
     n_keys = np.int64(0)
     n_fields = np.int64(0)
     n_bslab = np.int64(0)
-    root_done = False
-    while True:
+    root_done = oneshot
+    if oneshot:
+        # Bounds from L = len(src), per msgpack item against its own bytes (children apart):
+        # scalars, str / bin (inline headers are msgpack's sizes; E0 / E2 adds <= 1 byte;
+        # refs <= 1 + uvarint(id < max_entries <= 2^21) <= 4 bytes, for n >= min_intern >= 1
+        # so >= 2 input bytes; F2 < E0), ext payloads and array headers write <= 2x their
+        # bytes; a map header <= 2 + uvarint(max(n, shape id)) <= 7 bytes (shape ids <
+        # 2^28), and a non-empty map owns >= 2 bytes (its header and a key), so
+        # out <= 2 L + 5 L / 2. Ids: each is a distinct str / bin item of n >= min_intern
+        # bytes; slab: interned bytes plus shape key bytes, each item once; bslab: field
+        # values, each once. Shapes / keys / fields are checked when a shape is declared
+        # (rare), which asks for more (NEED) there.
+        n_out = 5 * end + 16
+        if intern_possible:
+            n_ids = min(max_entries, end // (min_intern + 1) + 1)
+        if dense:  # (without Dense no slab, no bases)
+            n_slab = 2 * end
+            n_bslab = end
+        if shapes_on and not _key_pass(src, end, W, cap, sb, depth_room):
+            return BAIL
+    while not root_done or sp > 0:
         in_val = False
         if sp > 0:
             t = sp - 1
@@ -843,8 +951,6 @@ def transcode(src, out, S, slab, bslab, W, flags, depth_room):
                 in_val = shapes_on
             W[sb + 8 * t + 1] -= 1
         else:
-            if root_done:
-                break
             root_done = True
         cls, a, b, q = _item(src, p, end)
         if cls == _ERR:
@@ -891,7 +997,7 @@ def transcode(src, out, S, slab, bslab, W, flags, depth_room):
             W[sb + 8 * sp + 2] = 0
             sp += 1
             p = q
-    if p != end:
+    if p != end and not oneshot:
         return BAIL
 
     # ---------------------------------------------------------- capacities
@@ -937,7 +1043,9 @@ def transcode(src, out, S, slab, bslab, W, flags, depth_room):
             W[sb + 8 * t + 1] -= 1
             rep = W[sb + 8 * t + 5] != 0
             if W[sb + 8 * t + 0] == _MAP:
-                _, a, _, q = _item(src, p, end)
+                kc, a, _, q = _item(src, p, end)
+                if kc != _STR or q + a > end:  # (one-shot only: pass 1 saw to it otherwise)
+                    return BAIL
                 if W[sb + 8 * t + 2] == 0:
                     o = _write_str(S, slab, out, o, src, q, a, 0, dense, min_intern, max_entries, pair_on, mtf_on)
                 else:
@@ -973,6 +1081,8 @@ def transcode(src, out, S, slab, bslab, W, flags, depth_room):
             o += 9
             p = q
         elif cls == _STR:
+            if q + a > end:
+                return BAIL
             if f >= 0:
                 if rep:
                     o = _write_str_field(S, slab, bslab, out, o, src, q, a, f, min_intern, max_entries, pair_on, mtf_on)
@@ -983,17 +1093,27 @@ def transcode(src, out, S, slab, bslab, W, flags, depth_room):
                 o = _write_str(S, slab, out, o, src, q, a, 0, dense, min_intern, max_entries, pair_on, mtf_on)
             p = q + a
         elif cls == _BIN:
+            if q + a > end:
+                return BAIL
             o = _write_str(S, slab, out, o, src, q, a, 1, dense, min_intern, max_entries, pair_on, mtf_on)
             if f >= 0:
                 _set_base(S, bslab, f, src, q, a)
             p = q + a
         elif cls == _EXT:
+            if (b != 1 and b != 2) or q + a > end:
+                return BAIL
             if f >= 0 and b == 2:
                 S[S[B_FBLEN] + f] = -1
             _memcpy(out, o, src, q, a)
             o += a
             p = q + a
         elif cls == _ARR:
+            if sp + 1 > depth_room:
+                return BAIL
+            if columnar and a >= COLUMNAR_MIN_ROWS and not (sp == 0 and root_declined):
+                c2, a2, _, _ = _item(src, q, end)
+                if c2 == _MAP and a2 > 0:
+                    return BAIL
             if f >= 0:
                 S[S[B_FBLEN] + f] = -1
             if a <= 31:
@@ -1011,10 +1131,12 @@ def transcode(src, out, S, slab, bslab, W, flags, depth_room):
             W[sb + 8 * sp + 6] = 0
             sp += 1
             p = q
-        else:  # _MAP
+        elif cls == _MAP:
+            if sp + 1 > depth_room or a > (end - q) >> 1:
+                return BAIL
             if f >= 0:
                 S[S[B_FBLEN] + f] = -1
-            k0 = W[mi]
+            k0 = W[mi]  # (one-shot without shapes: unused)
             mi += 1
             W[sb + 8 * sp + 0] = _MAP
             W[sb + 8 * sp + 1] = a
@@ -1046,6 +1168,21 @@ def transcode(src, out, S, slab, bslab, W, flags, depth_room):
                 out[o] = 0xEC
                 o += 1
                 if sid == 0:
+                    if (S[H_SHAPES] + 2 > S[H_SCAP] or 2 * (S[H_SHAPES] + 1) > S[H_SHCAP]
+                            or S[H_NKEYS] + a > S[H_KCAP] or S[H_NFIELDS] + a > S[H_FCAP]):
+                        # One-shot only (pass 1 reserved these otherwise): ask for more
+                        # and leave the state empty, as the next call would.
+                        S[N_OUT] = n_out
+                        S[N_IDS] = nids + n_ids
+                        S[N_SLAB] = n_slab
+                        # (what the input read so far used, extrapolated to all of it, at most 8x)
+                        den = max(q, end >> 3)
+                        S[N_SHAPES] = (S[H_SHAPES] + 2) * end // den + 16
+                        S[N_KEYS] = (S[H_NKEYS] + a) * end // den + 64
+                        S[N_FIELDS] = (S[H_NFIELDS] + a) * end // den + 64
+                        _reset_state(S, slab)
+                        S[N_BSLAB] = n_bslab
+                        return NEED
                     sid = S[H_SHAPES] + 1
                     S[H_SHAPES] = sid
                     S[S[B_SHT] + slot] = sid
@@ -1093,6 +1230,10 @@ def transcode(src, out, S, slab, bslab, W, flags, depth_room):
                     o = _put_le(out, o + 1, np.uint64(a), 4)
             sp += 1
             p = q
+        else:
+            return BAIL
+    if p != end:
+        return BAIL
     return o
 
 

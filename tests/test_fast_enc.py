@@ -529,3 +529,70 @@ def test_dict_subclass_copy_keeps_iteration_order() -> None:
     p["a"] = "abcd"
     for mode in MODES:
         _same([od, p, {"o": od, "p": p}], mode)
+
+
+@_SETTINGS
+@given(value=_VALUE, mode=st.sampled_from(MODES))
+def test_one_shot_random_values_are_byte_identical(value: object, mode: object) -> None:
+    # The one-shot kernel has no pass 1: pass 2 validates and pre-scans map keys itself.
+    opts = parse_mode(mode) if not isinstance(mode, Options) else mode
+    got = fast_enc.dumps_body(value, opts)
+    assert got is None or got == _reference_dumps(value, mode)
+    got = fast_enc.dumps_body({"rows": [value, value], "n": value}, opts)
+    assert got is None or got == _reference_dumps({"rows": [value, value], "n": value}, mode)
+
+
+def test_one_shot_bails_found_only_by_pass_2() -> None:
+    import msgpack
+
+    many = [f"string number {i:05d}" for i in range(300)]
+    recs = [{"u": f"https://example.com/{i}", "n": i} for i in range(20)]
+    bad = [
+        {"a": many, "b": {"c": {"d": {"e": "abcd", 1: "x"}}}},  # a non-str key deep inside, late
+        [{"a": many}, {"b": [{"c": {"d": [1, {2: 3}]}}]}],  # a non-str key inside a skipped value
+        {"a": many, "b": [{"n": 1, "nested": recs}]},  # a nested columnar candidate late in the input
+        {"a": many, "b": [{"x": "abcd"}, msgpack.ExtType(5, b"zz")]},  # an ext code the kernel refuses
+        {"a": many, "b": {"k": msgpack.ExtType(7, b"")}},
+    ]
+    good = [
+        {"a": many[:50], "b": recs[:3], "c": "abcd"},
+        [{"u": "https://example.com/1", "n": {"x": i, "y": "abcd"}} for i in range(5)],
+    ]
+    for mode in MODES:
+        opts = parse_mode(mode) if not isinstance(mode, Options) else mode
+        for obj in bad:
+            if obj is bad[2] and not fast_enc.columnar_enabled(opts):
+                continue
+            assert fast_enc.dumps_body(obj, opts) is None, (obj, mode)
+            for g in good:  # the private state is whole again on the next call
+                assert fast_enc.dumps_body(g, opts) == _reference_dumps(g, mode), (g, mode)
+
+
+def test_one_shot_growth_midway_on_a_fresh_thread() -> None:
+    # A fresh thread starts with small arrays: shapes / keys / fields grow from inside pass 2
+    # (NEED, state emptied), ids / slab / output from the bound taken from len(src).
+    import threading
+
+    objs = [
+        [{f"k{i}": i, f"j{i % 7}": f"value-{i}-abcd"} for i in range(400)],
+        [{"a": {f"x{i}": {f"y{i}": "https://example.com/" + "z" * (i % 50)}}} for i in range(300)],
+        {"k": [f"w{i:05d}" for i in range(20000)]},  # past the id table's limit
+    ]
+    errs: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            for mode in MODES:
+                for obj in objs:
+                    assert fast_enc.dumps_body(obj, parse_mode(mode) if not isinstance(mode, Options) else mode) \
+                        in (None, _reference_dumps(obj, mode)), mode
+                    opts = parse_mode(mode) if not isinstance(mode, Options) else mode
+                    if not fast_enc.columnar_enabled(opts) or not isinstance(obj, list):
+                        assert fast_enc.dumps_body(obj, opts) is not None
+        except BaseException as e:  # noqa: BLE001
+            errs.append(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    assert not errs, errs

@@ -294,6 +294,7 @@ class _OneShot:
         dense = bool(bits & int(Options.DENSE))
         self.flags = (
             _opt_flags(opts)
+            | te.F_ONESHOT
             | (te.F_DENSE | te.F_RESET if dense else 0)
             | (te.F_PAIR if bits & int(Options.PAIR_PRED) else 0)
             | (te.F_MTF if bits & int(Options.MTF) else 0)
