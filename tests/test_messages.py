@@ -264,3 +264,38 @@ def test_stream_mixing_fast_python_and_failed_messages(mode: str) -> None:
     assert _same(back[1], rows)
     assert np.array_equal(np.asarray(back[3]["arr"]), messages[3]["arr"]) and back[3]["url"] == messages[3]["url"]
     assert back[4] == dataclasses.asdict(messages[4])
+
+
+# ------------------------------------------------------------------ §3.4: columnar only when 10 % smaller
+def _record_lists() -> list[list[dict]]:
+    rnd = np.random.default_rng(11)
+    hexes = [bytes(rnd.integers(0, 256, 24, dtype=np.uint8)).hex() for _ in range(64)]
+    return [
+        _struct_batch(),
+        [{"id": i, "ok": i % 2 == 0} for i in range(1, 17)],
+        [{"token": hexes[i]} for i in range(16)],  # unique strings: little for a column to gain
+        [{"k": "same value here", "v": "same value here"} for _ in range(20)],
+        [{"t": hexes[i % 4], "n": int(rnd.integers(0, 1 << 40))} for i in range(64)],
+        # distinct text over a wide alphabet: a column has nothing to gain over rows
+        [{"s": "".join(chr(c) for c in rnd.integers(0x4E00, 0x9FFF, 20))} for _ in range(16)],
+    ]
+
+
+@pytest.mark.parametrize("mode", ["balanced", "compression"])
+def test_record_lists_go_columnar_only_when_10_percent_smaller(mode: str) -> None:
+    from qdf_columnar.options import parse_mode
+    from qdf_columnar.wire.fast_enc import dumps_body
+
+    kinds = set()
+    for rows in _record_lists():
+        buf = qdf.dumps(rows, mode=mode)
+        row_major = dumps_body(rows, parse_mode(mode), row_major=True)
+        assert row_major is not None and row_major[5] != 0xEF
+        assert qdf.loads(buf) == rows and qdf.loads(row_major) == rows
+        if buf[5] == 0xEF:
+            assert len(buf) <= 0.90 * len(row_major)
+            kinds.add("columnar")
+        else:
+            assert buf == row_major
+            kinds.add("rows")
+    assert kinds == {"columnar", "rows"}  # both outcomes exercised

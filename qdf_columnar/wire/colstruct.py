@@ -3,7 +3,10 @@
 ``loads`` meets an ``EF`` tag wherever a list of records was written columnar and
 gets back a list of dicts; ``dumps`` in balanced mode offers a list of >= 16 dicts
 that share one key order and scalar value types to the columnar writer (the
-reference's columnar decision, §3.4, without its sampled 10 % size estimate yet).
+reference's columnar decision, §3.4). For a root list ``dumps`` keeps the columnar
+form only when it is at least 10 % smaller than the row-major one, both sizes exact
+(``values_write._smaller_of_columnar``); nested lists and stream messages take the
+columnar form whenever the writer accepts them.
 """
 
 from __future__ import annotations

@@ -331,10 +331,12 @@ def _columnar_declines(seq: list | tuple) -> bool:
     return False
 
 
-def dumps_body(obj: object, opts: Options) -> bytes | None:
+def dumps_body(obj: object, opts: Options, *, row_major: bool = False) -> bytes | None:
     """``values_write.dumps(obj, opts)`` without an encode context: the whole buffer
     (header, body, entropy pass), or None when the caller must take its ordinary path (a
-    root list the columnar writer may take, values the fast path declines, re-entry)."""
+    root list the columnar writer may take, values the fast path declines, re-entry).
+    ``row_major``: the caller has the columnar form of a root list already and wants the
+    row-major one to compare sizes with (qdf-wire-v1.md §3.4)."""
     try:
         th = _tls.th
     except AttributeError:
@@ -345,7 +347,7 @@ def dumps_body(obj: object, opts: Options) -> bytes | None:
     flags = st.flags
     t = type(obj)
     if (t is list or t is tuple) and st.columnar and len(obj) >= COLUMNAR_MIN_ROWS:  # type: ignore[arg-type]
-        if not _columnar_declines(obj):  # type: ignore[arg-type]
+        if not row_major and not _columnar_declines(obj):  # type: ignore[arg-type]
             return None
         flags |= _ROOT_DECLINED
     if th.busy:

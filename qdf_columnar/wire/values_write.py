@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import EncodeError, UnsupportedTypeError
-from ..format.header import finish_body, pack_header
+from ..format.header import ENTROPY_MIN_GAIN_WITH_INDEX, finish_body, pack_header
 from ..format.tags import DenseTag, Flag, Tag
 from ..format.varint import write_uvarint, zigzag
 from ..options import Mode, Options, columnar_enabled, header_flags, parse_mode
@@ -487,6 +487,27 @@ def write_fast(out: bytearray, obj: object, ctx: EncodeContext) -> bool:
     return try_write is not None and try_write(out, obj, ctx, root_declined=declined)
 
 
+#: A root list of records stays columnar only if that is at least 10 % smaller than its
+#: row-major form (the reference's pure-plan rule, qdf-wire-v1.md §3.4).
+COLUMNAR_MAX_SHARE = 0.90
+
+
+def _smaller_of_columnar(out: bytearray, seq: Any, opts: Options, ctx: EncodeContext, one_shot: Any) -> bytes:
+    """The finished columnar buffer in ``out``, or the row-major one if columnar is not 10 % smaller.
+
+    The reference decides from byte estimates over a 32-row sample; with the row-major
+    form a fast one-shot transcode away, both sizes here are exact (entropy pass included).
+    """
+    if ctx.col_index_used:
+        out[4] |= Flag.COL_INDEX
+    min_gain = ENTROPY_MIN_GAIN_WITH_INDEX if ctx.col_index_used else 0.0
+    columnar = finish_body(out, entropy=bool(int(opts) & _RANS_BIT), min_gain=min_gain)
+    rows = one_shot(seq, opts, row_major=True) if one_shot is not None else None
+    if rows is not None and len(columnar) > COLUMNAR_MAX_SHARE * len(rows):
+        return rows
+    return columnar
+
+
 def write_string(out: bytearray, s: str, dense: DenseWriter) -> None:
     """Append ``s`` as a string value through the Dense rules (inline when Dense is off)."""
     dense.write_str(out, s.encode("utf-8"))
@@ -529,6 +550,9 @@ def dumps(obj: object, mode: Mode = "speed") -> bytes:
     else:
         ctx = EncodeContext(opts)
         out = pack_header(header_flags(opts))
+        t = type(obj)
+        if (t is list or t is tuple) and len(obj) >= COLUMNAR_MIN_ROWS and try_columnar(out, obj, ctx):  # type: ignore[arg-type]
+            return _smaller_of_columnar(out, obj, opts, ctx, one_shot)
         if write_fast(out, obj, ctx):
             if ctx.col_index_used:
                 out[4] |= Flag.COL_INDEX
