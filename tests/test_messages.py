@@ -299,3 +299,21 @@ def test_record_lists_go_columnar_only_when_10_percent_smaller(mode: str) -> Non
             assert buf == row_major
             kinds.add("rows")
     assert kinds == {"columnar", "rows"}  # both outcomes exercised
+
+
+def test_msgspec_rename_writes_encoded_names() -> None:
+    msgspec = pytest.importorskip("msgspec")
+
+    class Event(msgspec.Struct, rename="camel"):
+        user_id: int
+        event_name: str
+
+    ev = Event(7, "login")
+    for mode in ("speed", "balanced"):
+        buf = qdf.dumps(ev, mode=mode)
+        assert qdf.loads(buf) == msgspec.json.decode(msgspec.json.encode(ev)) == {"userId": 7, "eventName": "login"}
+        assert qdf.loads(buf, type=Event) == ev
+    rows = [Event(i, f"e{i % 3}") for i in range(20)]
+    buf = qdf.dumps(rows, "balanced")
+    assert qdf.loads(buf, type=list[Event]) == rows
+    assert list(qdf.decode(buf).columns) == ["userId", "eventName"]

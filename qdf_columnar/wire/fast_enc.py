@@ -19,7 +19,6 @@ or 2 (not neutral: arrays) holding the qdf bytes, which the kernel copies verbat
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections import OrderedDict
 from datetime import datetime
@@ -33,7 +32,15 @@ from ..format.header import HEADER_SIZE, finish_body, pack_header
 from ..options import Options, columnar_enabled, header_flags
 from .context import MAX_DEPTH, EncodeContext
 from .dense import MAX_STATE_ENTRIES, MIN_INTERN, _WriterArrays
-from .values_write import _FLOAT32, COLUMNAR_MIN_ROWS, _datetime_parts, _write_ndarray, write_timestamp, write_value
+from .values_write import (
+    _FLOAT32,
+    COLUMNAR_MIN_ROWS,
+    _datetime_parts,
+    _write_ndarray,
+    struct_fields_of,
+    write_timestamp,
+    write_value,
+)
 
 __all__ = ["try_write", "dumps_body"]
 
@@ -54,16 +61,6 @@ _SEQ_API = ("__iter__", "__len__", "__getitem__")
 def _same_api(t: type, base: type, names: tuple[str, ...]) -> bool:
     """Whether ``t`` iterates exactly as ``base`` (inherits every one of ``names`` from it)."""
     return all(getattr(t, n, None) is getattr(base, n) for n in names)
-
-
-def struct_fields_of(t: type) -> tuple[str, ...] | None:
-    """``values_write.struct_fields`` for instances of ``t`` (it depends on the type only)."""
-    if dataclasses.is_dataclass(t):
-        return tuple(f.name for f in dataclasses.fields(t))
-    sf = getattr(t, "__struct_fields__", None)
-    if isinstance(sf, tuple) and all(isinstance(n, str) for n in sf):
-        return sf
-    return None
 
 
 def _decline(obj: Any) -> Any:
@@ -158,7 +155,7 @@ def _make_hook(opts: Options) -> Any:
             return stamp
         names = struct_fields_of(t)
         if names is not None:
-            return lambda obj: {name: getattr(obj, name) for name in names}
+            return lambda obj: {key: getattr(obj, attr) for key, attr in names}
         return _decline
 
     def hook(obj: Any) -> Any:

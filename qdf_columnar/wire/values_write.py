@@ -33,6 +33,7 @@ __all__ = [
     "dumps",
     "COLUMNAR_MIN_ROWS",
     "struct_fields",
+    "struct_fields_of",
     "try_columnar",
     "write_fast",
 ]
@@ -165,26 +166,37 @@ def _datetime_parts(obj: Any) -> tuple[int, int]:
     return delta.days * 86400 + delta.seconds, delta.microseconds * 1000
 
 
-_FIELDS_CACHE: dict[type, tuple[str, ...] | None] = {}
+_FIELDS_CACHE: dict[type, tuple[tuple[str, str], ...] | None] = {}
 
 
-def struct_fields(obj: object) -> tuple[str, ...] | None:
-    """Field names of a dataclass instance or msgspec-style Struct, else None (cached per type)."""
+def struct_fields_of(t: type) -> tuple[tuple[str, str], ...] | None:
+    """(map key, attribute) per field of a dataclass or msgspec-style Struct type, else None.
+
+    A Struct's key is its encoded name (``rename=``), as msgspec writes it; a dataclass's
+    key is the field name. Declaration order, as Go writes a struct.
+    """
+    if dataclasses.is_dataclass(t):
+        return tuple((f.name, f.name) for f in dataclasses.fields(t))
+    sf = getattr(t, "__struct_fields__", None)  # msgspec.Struct, without importing msgspec
+    if isinstance(sf, tuple) and all(isinstance(n, str) for n in sf):
+        ef = getattr(t, "__struct_encode_fields__", sf)
+        if not (isinstance(ef, tuple) and len(ef) == len(sf) and all(isinstance(n, str) for n in ef)):
+            ef = sf
+        return tuple(zip(ef, sf))
+    return None
+
+
+def struct_fields(obj: object) -> tuple[tuple[str, str], ...] | None:
+    """:func:`struct_fields_of` the type of ``obj`` (cached per type)."""
     t = type(obj)
     try:
         return _FIELDS_CACHE[t]
     except KeyError:
         pass
-    names: tuple[str, ...] | None = None
-    if dataclasses.is_dataclass(t):
-        names = tuple(f.name for f in dataclasses.fields(t))
-    else:
-        sf = getattr(t, "__struct_fields__", None)  # msgspec.Struct, without importing msgspec
-        if isinstance(sf, tuple) and all(isinstance(n, str) for n in sf):
-            names = sf
+    pairs = struct_fields_of(t)
     if len(_FIELDS_CACHE) < 4096:
-        _FIELDS_CACHE[t] = names
-    return names
+        _FIELDS_CACHE[t] = pairs
+    return pairs
 
 
 def _write_seq_header(out: bytearray, n: int) -> None:
@@ -218,7 +230,7 @@ def try_columnar(out: bytearray, seq: list | tuple, ctx: EncodeContext) -> bool:
         if names is None or not all(type(rec) is t0 for rec in seq):
             return False
         # A list of one dataclass / Struct type is a []struct: offer it as records.
-        seq = [{name: getattr(rec, name) for name in names} for rec in seq]
+        seq = [{key: getattr(rec, attr) for key, attr in names} for rec in seq]
     write_records_columnar = _colstruct_writer()  # it checks the shared key order itself
     if write_records_columnar is None:
         return False
@@ -425,7 +437,7 @@ def _write_other(out: bytearray, obj: object, ctx: EncodeContext) -> None:
     elif (fields := struct_fields(obj)) is not None:
         # Dataclasses and msgspec-style structs are maps of their fields, in declaration
         # order, as Go writes a struct (qdf.loads(..., type=T) builds them back).
-        _write_dict(out, {name: getattr(obj, name) for name in fields}, ctx)
+        _write_dict(out, {key: getattr(obj, attr) for key, attr in fields}, ctx)
     else:
         raise _unsupported(f"cannot encode a value of type {type(obj).__module__}.{type(obj).__qualname__}")
 
