@@ -394,16 +394,6 @@ class StreamReader:
     # ------------------------------------------------------------------------ frames
     def _next_frame(self) -> tuple[bytes, int, int, int] | None:
         """(buffer, start, end, stream offset of the body start) of the next frame; None at a clean end."""
-        data = self._data
-        if data is not None:
-            # In-memory input, a frame with a one-byte length that is all there: the common
-            # case of a stream of small messages, without the general walk below.
-            p = self._pos
-            if p < len(data):
-                n = data[p]
-                if 0 < n < 0x80 and p + 1 + n <= len(data) and n <= self._max_frame:
-                    self._pos = p + 1 + n
-                    return data, p + 1, p + 1 + n, self._base + p + 1
         frame_at = self.offset
         if not self._fill(1):
             return None  # clean end: the input stops exactly between frames

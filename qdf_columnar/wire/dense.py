@@ -521,6 +521,34 @@ class DenseWriter:
             {s: [(f.base, f.seen, f.wins, f.muted) for f in fs] for s, fs in self.fields.items()},
         )
 
+    def checkpoint(self) -> tuple:
+        """What :meth:`rollback` needs to undo the writes that follow: the counters, the
+        ring, and copies of the predictor and the per-field delta states (O(state); streams
+        take one only for a message the atomic fast path declined)."""
+        self.sync()
+        fields = {s: [(f.base, f.seen, f.wins, f.muted) for f in fs] for s, fs in self.fields.items()}
+        return self.n_ids, self.last_id, list(self.ring), self.head, dict(self.pair), self.shape_count, fields
+
+    def rollback(self, cp: tuple) -> None:
+        """Return to :meth:`checkpoint` ``cp``: ids and shapes are only ever appended, so the
+        tables drop what came after; the rest is restored from the copies."""
+        self.sync()
+        n_ids, last_id, ring, head, pair, shape_count, fields = cp
+        for table in (self.table, self.btable):
+            for key in [k for k, v in table.items() if v >= n_ids]:
+                del table[key]
+        self.n_ids, self.last_id, self.ring, self.head, self.pair = n_ids, last_id, ring, head, pair
+        for key in [k for k, v in self.shapes.items() if v > shape_count]:
+            del self.shapes[key]
+        self.shape_count = shape_count
+        self.fields = {}
+        for sid, states in fields.items():
+            for f, (base, seen, wins, muted) in zip(self.field_states(sid, len(states)), states):
+                f.base, f.seen, f.wins, f.muted = base, seen, wins, muted
+        # The array form may hold the abandoned writes' ids: rebuilt from the Python form on next use.
+        self._arrs = None
+        self._native = False
+
     # ------------------------------------------------------------ strings
     def write_str(self, out: bytearray, data: bytes, *, binary: bool = False) -> None:
         """Write ``data`` as a string (or ``bytes`` when ``binary``) value: Go WriteString / WriteBytes."""

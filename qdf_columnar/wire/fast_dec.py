@@ -42,15 +42,15 @@ from __future__ import annotations
 import io
 import pickle
 import sys
-from datetime import datetime, timedelta, timezone
 
 import numpy as np
 from qdf_kernels import transcode_dec as td
 
 from ..errors import CorruptDataError
-from ..format.reader import ByteReader
+from ..format.varint import unzigzag
 from .context import MAX_DEPTH, DecodeContext
 from .dense import MAX_DECODE_ENTRIES, DenseReader, _DenseArrays
+from .values_read import timestamp_value
 
 __all__ = ["loads_body", "try_read"]
 
@@ -75,7 +75,6 @@ _FREE_MAX = 4
 _take = _FREE.pop
 _give = _FREE.append
 _KEEP_BYTES = 64 << 20  # a set grown past this (a huge message) is not pooled
-_read_timestamp = None
 #: Pickle streams from this many bytes (``2 *``, as in the kernel's OK return) take
 #: :func:`_load_big`. The cyclic GC is deliberately left running there: building thousands
 #: of dicts triggers young-generation collections (~10% of a 1024-record unpickle), but
@@ -87,8 +86,8 @@ def _raw(payload: bytes) -> object:
     """A raw qdf value the pickle stream carries as bytes: ``CB`` float32 or ``F3`` timestamp."""
     if payload[0] == 0xCB:  # float32: np.frombuffer keeps the exact bits, as the Python reader
         return np.frombuffer(payload, "<f4", 1, 1)[0]
-    # F3 zigzag-uvarint(sec) uvarint(nsec): the common case (whole microseconds, in datetime's
-    # range) built here directly; the kernel has validated both varints and nsec <= 999999999.
+    # F3 zigzag-uvarint(sec) uvarint(nsec), both varints already validated by the kernel
+    # (nsec <= 999999999): read them here rather than through a ByteReader, per timestamp.
     sec = nsec = shift = 0
     i = 1
     while True:
@@ -106,19 +105,7 @@ def _raw(payload: bytes) -> object:
         if b < 0x80:
             break
         shift += 7
-    sec = (sec >> 1) ^ -(sec & 1)
-    if nsec % 1000 == 0 and _MIN_SEC <= sec <= _MAX_SEC:
-        return _EPOCH + timedelta(seconds=sec, microseconds=nsec // 1000)
-    global _read_timestamp
-    if _read_timestamp is None:
-        from .values_read import _read_timestamp
-    return _read_timestamp(ByteReader(payload, 1), DecodeContext(), 0xF3)
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-# datetime's range in Unix seconds (years 1..9999), with a day of margin either side.
-_MIN_SEC = -62135596800 + 86400
-_MAX_SEC = 253402300799 - 86400
+    return timestamp_value(unzigzag(sec), nsec)
 
 
 def _load_raw(mv: memoryview) -> object:

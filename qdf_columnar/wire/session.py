@@ -18,7 +18,6 @@ from ..format.reader import ByteReader
 from ..format.tags import ContainerTag
 from ..options import Options, columnar_enabled
 from .context import MAX_DEPTH, DecodeContext, EncodeContext, ensure_recursion_room
-from .dense import DenseWriter
 from .values_read import read_value
 from .values_write import write_fast, write_value
 
@@ -70,14 +69,14 @@ class EncodeSession:
         except BaseException:
             del out[mark:]
             raise
-        cp = _checkpoint(ctx.dense)
+        cp = ctx.dense.checkpoint()
         try:
             write_value(out, obj, ctx)
         except BaseException as err:
             del out[mark:]
             ctx.depth = 0
             ctx.in_repeated = False
-            _rollback(ctx.dense, cp)
+            ctx.dense.rollback(cp)
             if isinstance(err, UnsupportedTypeError) and getattr(err, "qdf_path", None) == []:
                 raise UnsupportedTypeError(err.reason) from None
             raise
@@ -104,37 +103,6 @@ class EncodeSession:
             del out[mark:]
             self.ctx.depth = 0
             raise
-
-
-def _checkpoint(d: DenseWriter) -> tuple:
-    """What :func:`_rollback` needs to undo one message of the Python writer: the counters,
-    the ring, and copies of the predictor and the per-field delta states (O(state), paid
-    only by messages the fast path declined)."""
-    d.sync()
-    fields = {s: [(f.base, f.seen, f.wins, f.muted) for f in fs] for s, fs in d.fields.items()}
-    return d.n_ids, d.last_id, list(d.ring), d.head, dict(d.pair), d.shape_count, fields
-
-
-def _rollback(d: DenseWriter, cp: tuple) -> None:
-    """Put ``d`` back as it was at ``cp``: ids and shapes are only ever appended, so the
-    tables drop what came after; the rest is restored from the copies."""
-    d.sync()
-    n_ids, last_id, ring, head, pair, shape_count, fields = cp
-    for table in (d.table, d.btable):
-        for key in [k for k, v in table.items() if v >= n_ids]:
-            del table[key]
-    d.n_ids, d.last_id, d.ring, d.head, d.pair = n_ids, last_id, ring, head, pair
-    for key in [k for k, v in d.shapes.items() if v > shape_count]:
-        del d.shapes[key]
-    d.shape_count = shape_count
-    d.fields = {}
-    for sid, states in fields.items():
-        fs = d.field_states(sid, len(states))
-        for f, (base, seen, wins, muted) in zip(fs, states):
-            f.base, f.seen, f.wins, f.muted = base, seen, wins, muted
-    # The array form may hold the abandoned message's ids: rebuild it from the Python form.
-    d._arrs = None
-    d._native = False
 
 
 class DecodeSession:

@@ -137,6 +137,12 @@ def _read_timestamp(r: ByteReader, ctx: DecodeContext, tag: int) -> object:
     nsec = r.uvarint("timestamp nanoseconds")
     if nsec > 999_999_999:
         raise CorruptDataError(f"timestamp nanoseconds {nsec} exceed 999999999", offset=start)
+    return timestamp_value(sec, nsec, start)
+
+
+def timestamp_value(sec: int, nsec: int, start: int = 0) -> object:
+    """A UTC ``datetime``, or a ``pd.Timestamp`` when the nanoseconds are not whole microseconds
+    (or the instant is outside datetime's range); ``start``: the offset errors name."""
     if nsec % 1000 == 0:
         try:
             return _EPOCH + timedelta(seconds=sec, microseconds=nsec // 1000)

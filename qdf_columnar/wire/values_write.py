@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import struct
-import threading
 from datetime import datetime, timezone
 from typing import Any
 
@@ -477,10 +476,7 @@ def _load_fast() -> None:
     _FAST[:] = [try_write, dumps_body]
 
 
-_STATELESS = threading.local()  # per-thread reusable contexts for option sets without Dense
-_DENSE_BIT = int(Options.DENSE)
 _RANS_BIT = int(Options.RANS)
-_HEADERS = [bytes(pack_header(f)) for f in range(4)]
 
 
 def write_fast(out: bytearray, obj: object, ctx: EncodeContext) -> bool:
@@ -541,34 +537,19 @@ def dumps(obj: object, mode: Mode = "speed") -> bytes:
         buf = one_shot(obj, opts)
         if buf is not None:
             return buf
-    iopts = int(opts)
-    if not iopts & _DENSE_BIT:
-        # Without Dense no encoder state changes (strings are inline, no shapes): one
-        # context per thread and option set serves every call, saving its construction.
-        key = iopts
-        cache = _STATELESS.__dict__
-        ctx = cache.get(key)
-        if ctx is None:
-            ctx = cache[key] = EncodeContext(opts)
-        ctx.depth = 0
-        ctx.in_repeated = False
-        ctx.col_index_used = False
-        out = bytearray(_HEADERS[iopts & 0x03])
-        if write_fast(out, obj, ctx):
-            if iopts & _RANS_BIT:
-                return finish_body(out, entropy=True)
-            return bytes(out)
-        ctx = EncodeContext(opts)  # the Python path below may raise mid-way: a fresh context
-    else:
-        ctx = EncodeContext(opts)
-        out = pack_header(header_flags(opts))
-        t = type(obj)
-        if (t is list or t is tuple) and len(obj) >= COLUMNAR_MIN_ROWS and try_columnar(out, obj, ctx):  # type: ignore[arg-type]
+    # The one-shot transcoder declined: a value it does not take (the Python writer below
+    # handles it and names what cannot be encoded), or a root list of records the columnar
+    # writer may take (tried here, against the row-major form).
+    ctx = EncodeContext(opts)
+    out = pack_header(header_flags(opts))
+    t = type(obj)
+    if (t is list or t is tuple) and len(obj) >= COLUMNAR_MIN_ROWS and columnar_enabled(opts):  # type: ignore[arg-type]
+        if try_columnar(out, obj, ctx):  # type: ignore[arg-type]
             return _smaller_of_columnar(out, obj, opts, ctx, one_shot)
-        if write_fast(out, obj, ctx):
-            if ctx.col_index_used:
-                out[4] |= Flag.COL_INDEX
-            return finish_body(out, entropy=bool(iopts & _RANS_BIT))
+        if one_shot is not None:
+            buf = one_shot(obj, opts, row_major=True)
+            if buf is not None:
+                return buf
     ensure_recursion_room(ctx.max_depth)
     try:
         write_value(out, obj, ctx)
