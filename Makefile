@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test bench bench-quick bench-compress bench-files bench-stream lint warmup clean
+.PHONY: demo test test-boundscheck fuzz bench bench-quick bench-compress bench-files bench-stream lint warmup clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,8 +24,30 @@ demo: $(STAMP)
 	$(PY) -m qdf_columnar.demo
 
 test: $(STAMP)
-	$(PY) -m ruff check qdf_columnar kernels tests bench
+	$(PY) -m ruff check qdf_columnar kernels tests bench fuzz
 	$(PY) -m pytest -q --nbmake --nbmake-timeout=300 tests notebooks
+
+# The tests that feed hostile bytes (mutated, truncated, forged) to the decoders, with
+# Numba's bounds checking on: a kernel indexing outside its buffer raises IndexError
+# there instead of reading neighbouring memory, and every one of these tests treats an
+# IndexError as a failure. A separate cache keeps the slower bounds-checked machine code
+# out of the normal one (Numba's cache key does not include the boundscheck flag).
+BOUNDSCHECK_CACHE := $(CURDIR)/.numba-boundscheck
+BOUNDSCHECK_TESTS := tests/test_hostile.py tests/test_files_errors.py tests/test_fuzz_short.py \
+	tests/test_fuzz_regressions.py tests/test_fast_dec.py tests/test_values.py tests/test_qpack.py \
+	tests/test_floats.py tests/test_fsst.py tests/test_entropy.py tests/test_dense.py tests/test_hybrid.py \
+	tests/test_stream.py tests/test_alprd.py tests/test_zones.py tests/test_messages.py
+test-boundscheck: $(STAMP)
+	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(BOUNDSCHECK_CACHE) $(PY) -m pytest -q $(BOUNDSCHECK_TESTS)
+
+# Coverage-guided fuzzing of decode / loads / read_qdf / StreamReader (fuzz/README.md):
+# FUZZ_RUNS executions per harness, 1,000,000 in all by default, shared by speed (a .qdf
+# file read costs ~10x a loads), FUZZ_JOBS harnesses at a time: about 15 minutes on 2
+# cores. Exits non-zero on any finding; reproducers go to fuzz/work/findings/ (gitignored).
+FUZZ_RUNS ?= decode=300000,loads=400000,read_qdf=50000,stream=250000
+FUZZ_JOBS ?= 2
+fuzz: $(STAMP)
+	$(PY) -m fuzz.run --runs $(FUZZ_RUNS) --jobs $(FUZZ_JOBS) $(ARGS)
 
 bench: $(BENCH_STAMP)
 	$(PY) bench/bench_core.py
@@ -50,10 +72,10 @@ bench-stream: $(BENCH_STAMP)
 	$(PY) bench/bench_stream.py $(ARGS)
 
 lint: $(STAMP)
-	$(PY) -m ruff check qdf_columnar kernels tests bench
+	$(PY) -m ruff check qdf_columnar kernels tests bench fuzz
 
 warmup: $(STAMP)
 	$(PY) -m qdf_columnar.cli warmup
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info $(BOUNDSCHECK_CACHE)

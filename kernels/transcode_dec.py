@@ -982,6 +982,12 @@ def transcode(buf, start, end, max_depth, validate_only, I, U):  # noqa: E741
         tag = np.int64(buf[_U(pos)])
         pos += 1
         if tag < 0x80:
+            if in_decl:
+                # A shape key must be a string. Pass 1 declines any other tag, but MODE_ONESHOT
+                # runs no pass 1: without this the key never reached the heap and the shape's
+                # fields were later read from heap bytes never written (garbage keys, invalid UTF-8).
+                status = BAIL
+                break
             out[_U(o)] = 0x4B
             out[_U(o + 1)] = tag
             o += 2

@@ -1,7 +1,8 @@
 """pandas integration: ``df.to_qdf(...)`` and the ``df.qdf`` accessor.
 
 ``df.to_qdf()`` returns the bytes of one qdf v1 buffer (``qdf.encode``);
-``df.to_qdf("x.qdf")`` writes a ``.qdf`` file (``qdf.write_qdf``). ``df.qdf.explain()``
+``df.to_qdf("x.qdf")`` (a path, URL or binary file object) writes a ``.qdf`` file
+(``qdf.write_qdf``). ``df.qdf.explain()``
 shows where the bytes of the encoded frame go and ``df.qdf.to_bytes()`` encodes it.
 
 :func:`register` installs both on ``pandas.DataFrame`` through pandas' own accessor
@@ -21,9 +22,12 @@ import threading
 import warnings
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidOptionError, QdfWarning
+
+if TYPE_CHECKING:  # io imports pyarrow; this module is imported with the package and stays light
+    from .io.source import QdfPath, WritableFile
 
 __all__ = ["register", "QdfAccessor", "ToQdf", "ACCESSOR_NAMES"]
 
@@ -104,11 +108,21 @@ class ToQdf:
 
     Parameters
     ----------
-    path : str or os.PathLike, optional
-        ``None`` returns ``qdf.encode(df, **options)`` (options ``mode``,
-        ``column_index``, ``nested``). A local path or fsspec URL writes a ``.qdf``
-        file with ``qdf.write_qdf(df, path, **options)`` (also ``row_group_size``,
-        ``append``, ``storage_options``) and returns None.
+    path : str, os.PathLike, fsspec URL, writable binary file object, optional
+        ``None`` returns ``qdf.encode(df, **options)``: one qdf v1 buffer, not a
+        ``.qdf`` file (options ``mode``, ``column_index``, ``nested``; the file-only
+        options raise ``InvalidOptionError``). Anything else writes a ``.qdf`` file
+        with ``qdf.write_qdf(df, path, **options)`` (also ``row_group_size``,
+        ``append``, ``storage_options``) and returns None: a local path (``~``
+        expanded, written crash-safely), any fsspec URL, or a binary file object such
+        as ``io.BytesIO`` or ``open(p, "wb")``, which gets the whole file once it is
+        encoded (``append`` and ``storage_options`` need a path or URL). For the
+        bytes of a ``.qdf`` file use ``qdf.write_qdf(df, None)``.
+
+    Raises
+    ------
+    As :func:`qdf.encode` or :func:`qdf.write_qdf` (``QdfFileNotFoundError`` for a
+    missing directory, ``InvalidPathError`` for a path of no accepted kind, ...).
 
     Examples
     --------
@@ -117,12 +131,17 @@ class ToQdf:
     >>> df = pd.DataFrame({"id": [1, 2, 3]})
     >>> qdf.decode(df.to_qdf()).equals(df)
     True
+    >>> import io
+    >>> sink = io.BytesIO()
+    >>> df.to_qdf(sink, row_group_size=2)
+    >>> qdf.read_qdf(sink).equals(df)
+    True
     """
 
     def __init__(self, df: Any) -> None:
         self._df = df
 
-    def __call__(self, path: Any = None, **options: Any) -> bytes | None:
+    def __call__(self, path: QdfPath | WritableFile | None = None, **options: Any) -> bytes | None:
         return _to_qdf(self._df, path, options)
 
 

@@ -9,13 +9,12 @@ pushdown on columnar buffers.
 
 from __future__ import annotations
 
-import datetime
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from .columns.inputs import to_arrow_table
+from .columns.logical import from_storage, to_storage
 from .columns.outputs import OutputKind, convert_output, pandas_index_columns
 from .errors import CorruptDataError, DecodeError, InvalidOptionError, QueryError, UnsupportedTypeError
 from .format.header import ENTROPY_MIN_GAIN_WITH_INDEX, finish_body, open_body, pack_header
@@ -29,12 +28,11 @@ from .wire.colstruct_read import read_header as read_colstruct_header
 from .wire.colstruct_write import write_table_columnar
 from .wire.context import DecodeContext, EncodeContext
 from .wire.parallel import materialize
+from .wire.rows import empty_table, rows_for_speed, rows_table, split_note
 from .wire.shred_plan import is_nested, shreddable
 from .wire.shred_read import decode_shredded, open_shredded
 
 __all__ = ["encode", "decode"]
-
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 def encode(
@@ -90,11 +88,11 @@ def encode(
     if column_index is None and isinstance(mode, str):
         column_index = True
     opts = parse_mode(mode, column_index=column_index)
-    tbl = to_arrow_table(table)
+    tbl = to_storage(to_arrow_table(table))
     if not columnar_enabled(opts):
         from .wire.values import dumps
 
-        return dumps(_rows_for_speed(tbl), mode=opts)
+        return dumps(rows_for_speed(tbl), mode=opts)
     if nested == "columns" and _shred_applies(tbl):
         shredded = _encode_columnar(tbl, opts, shred=True)
         if tbl.num_rows > SMALL_NESTED_ROWS:
@@ -132,20 +130,6 @@ def _encode_columnar(tbl: pa.Table, opts: Options, *, shred: bool) -> bytes:
 def _shred_applies(tbl: pa.Table) -> bool:
     nested = [f.type for f in tbl.schema if is_nested(f.type)]
     return bool(nested) and all(shreddable(t) for t in nested)
-
-
-def _rows_for_speed(tbl: pa.Table) -> list[dict[str, Any]]:
-    """Rows as plain Python values, Arrow maps as dicts (``to_pylist`` gives lists of pairs).
-
-    float32 columns stay numpy float32 scalars, so they are written as 4-byte floats
-    (``CB``, as the reference writes a Go float32) with their exact bits.
-    """
-    try:
-        cols = [_f32_values(tbl.column(f.name)) if pa.types.is_float32(f.type)
-                else tbl.column(f.name).to_pylist(maps_as_pydicts="strict") for f in tbl.schema]
-    except KeyError as exc:  # a map with a repeated key cannot be a qdf map
-        raise UnsupportedTypeError(f"a map value repeats a key, which a qdf map cannot hold: {exc}") from None
-    return [dict(zip(tbl.column_names, row)) for row in zip(*cols)] if cols else [{} for _ in range(tbl.num_rows)]
 
 
 def decode(
@@ -219,7 +203,7 @@ def decode(
             table = _decode_rows(r, ctx, columns, expr)
             if categories:
                 table = _categorize_rows(table, categories)
-    return convert_output(table, output)
+    return convert_output(from_storage(table), output)
 
 
 def _decode_shredded(
@@ -308,65 +292,8 @@ def _decode_columnar(
     metadata = header.metadata or None
     if not proj_all:
         n = header.n_rows if expr is None else int(len(rows))
-        return _empty_table(n, metadata)
+        return empty_table(n, metadata)
     return pa.table(arrays, metadata=metadata)
-
-
-def _empty_table(n: int, metadata: dict[bytes, bytes] | None) -> pa.Table:
-    """A table with no columns but ``n`` rows (so pandas output keeps its length)."""
-    batch = pa.RecordBatch.from_struct_array(pa.StructArray.from_buffers(pa.struct([]), n, [None]))
-    # Table.replace_schema_metadata drops the row count of a column-less table: set it on the batch.
-    return pa.Table.from_batches([batch.replace_schema_metadata(metadata)])
-
-
-def _f32_values(col: pa.ChunkedArray) -> list[Any]:
-    arr = col.combine_chunks()
-    vals = arr.fill_null(0).to_numpy(zero_copy_only=False)
-    valid = np.asarray(arr.is_valid())
-    return [v if ok else None for v, ok in zip(vals, valid)]
-
-
-def _rows_table(rows: list[dict[str, Any]], start: int) -> pa.Table:
-    """A table from row dicts, keeping what ``Table.from_pylist`` would lose: timestamps
-    finer than microseconds, float32 bits, uint64 values above the int64 range."""
-    names: dict[str, None] = {}
-    for row in rows:
-        names.update(dict.fromkeys(row))
-    arrays = {}
-    for name in names:
-        vals = [row.get(name) for row in rows]
-        try:
-            arrays[name] = _rows_column(vals)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError) as exc:
-            raise DecodeError(f"rows do not form a table: column {name!r}: {exc}", offset=start) from None
-    if not arrays:
-        return _empty_table(len(rows), None)
-    return pa.table(arrays)
-
-
-def _rows_column(vals: list[Any]) -> pa.Array:
-    present = [v for v in vals if v is not None]
-    mask = np.array([v is None for v in vals], dtype=bool) if len(present) < len(vals) else None
-    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
-        if max(present) > np.iinfo(np.int64).max:
-            return pa.array([0 if v is None else v for v in vals], pa.uint64(), mask=mask)
-        return pa.array(vals, pa.int64())
-    if present and all(isinstance(v, np.float32) for v in present):
-        return pa.array(np.array([np.float32(0) if v is None else v for v in vals], dtype=np.float32), mask=mask)
-    if present and all(isinstance(v, datetime.datetime) for v in present):
-        ns = [0 if v is None else _ns(v) for v in vals]
-        tz = "UTC" if all(v.tzinfo is not None for v in present) else None
-        return pa.array(ns, pa.int64(), mask=mask).cast(pa.timestamp("ns", tz=tz))
-    return pa.array(vals)
-
-
-def _ns(v: Any) -> int:
-    """Nanoseconds since the epoch of a datetime or pandas Timestamp (which may hold ns)."""
-    if hasattr(v, "value") and hasattr(v, "nanosecond"):
-        return int(v.value)
-    epoch = _EPOCH if v.tzinfo is not None else _EPOCH.replace(tzinfo=None)
-    d = v - epoch
-    return (d.days * 86_400 + d.seconds) * 1_000_000_000 + d.microseconds * 1_000
 
 
 def _decode_rows(r: ByteReader, ctx: DecodeContext, columns, expr) -> pa.Table:
@@ -381,7 +308,8 @@ def _decode_rows(r: ByteReader, ctx: DecodeContext, columns, expr) -> pa.Table:
             f"the buffer holds a {type(value).__name__} value, not a table (a list of maps); use qdf.loads() for it",
             offset=start,
         )
-    table = _rows_table(value, start)
+    rows, note, _ = split_note(value)
+    table = rows_table(rows, start, note)
     names = table.column_names
     if columns is not None:
         _unknown(columns, names)

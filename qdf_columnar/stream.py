@@ -31,6 +31,7 @@ from .format.tags import HEADER_SIZE, MAGIC, VERSION, Flag
 from .format.varint import uvarint_len, write_uvarint
 from .options import Mode, header_flags, parse_mode
 from .wire.session import DecodeSession, EncodeSession
+from .wire.values_write import not_unicode
 
 __all__ = ["StreamWriter", "StreamReader", "MAX_FRAME"]
 
@@ -147,7 +148,10 @@ class StreamWriter:
         if self._closed or self._broken is not None:
             self._check_open()
         buf = bytearray(_PREFIX_ROOM)
-        encode(buf, obj)  # atomic: on error nothing was appended and the Dense state is unchanged
+        try:
+            encode(buf, obj)  # atomic: on error nothing was appended and the Dense state is unchanged
+        except UnicodeEncodeError as exc:  # a lone surrogate in a str
+            raise not_unicode(exc) from None
         n = len(buf) - _PREFIX_ROOM
         if n > self._max_frame:
             # The body is already encoded, so the Dense state has advanced past what a
@@ -528,21 +532,21 @@ class StreamReader:
         """
         if output not in _OUTPUTS:
             raise InvalidOptionError(f"output must be one of {list(_OUTPUTS)}, got {output!r}")
-        from .api import _rows_table
         from .columns.outputs import convert_output
+        from .wire.rows import rows_table, split_note
 
         rows: list[dict] = []
         for value in self:
             if isinstance(value, dict):
                 rows.append(value)
             elif isinstance(value, list) and all(isinstance(v, dict) for v in value):
-                rows.extend(value)
+                rows.extend(split_note(value)[0])  # a speed-mode batch's schema note is no row
             else:
                 raise DecodeError(
                     f"stream message {self._messages - 1} holds a {type(value).__name__}, not a record or a list "
                     "of records; iterate the reader for arbitrary values"
                 )
-        return convert_output(_rows_table(rows, self.offset), output)  # type: ignore[arg-type]
+        return convert_output(rows_table(rows, self.offset), output)  # type: ignore[arg-type]
 
     # --------------------------------------------------------------------- lifecycle
     def close(self) -> None:

@@ -1,8 +1,9 @@
 """Normalise every accepted input (DataFrame, Arrow Table/RecordBatch, dict of arrays,
 list of dicts) to one ``pyarrow.Table``, Arrow being the in-memory hub.
 
-pandas metadata (index, dtypes such as ``Int64`` or ``category``) is kept on the
-Table's schema so it can travel in the buffer's schema note and come back on decode.
+pandas metadata (index, dtypes such as ``Int64`` or ``category``) and the ``qdf.pandas``
+note of :mod:`.frames` (labels, object / categorical / sparse columns) are kept on the
+Table's schema so they travel in the buffer's schema note and come back on decode.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import UnsupportedTypeError
+from .frames import frame_to_table
 
 #: Schema-metadata key listing the DataFrame columns that were ``pd.ArrowDtype``.
 ARROW_DTYPE_KEY = b"qdf.arrow_dtype"
@@ -40,36 +42,18 @@ def to_arrow_table(table: Any) -> pa.Table:
 
 
 def _from_pandas(df: Any) -> pa.Table:
-    for name in df.columns:
-        if not isinstance(name, str):
-            raise UnsupportedTypeError(f"column names must be str, got {type(name).__name__} {name!r}")
-    if not df.columns.is_unique:
-        dup = df.columns[df.columns.duplicated()].tolist()
-        raise UnsupportedTypeError(f"duplicate column names {dup}")
-    try:
-        table = pa.Table.from_pandas(df, preserve_index=None)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
-        col = _failing_pandas_column(df)
-        raise UnsupportedTypeError(f"cannot convert DataFrame: {exc}", column=col) from None
-    # pandas metadata spells pd.ArrowDtype(pa.string()) and the pyarrow-backed StringDtype
-    # the same way ("string[pyarrow]"), so remember which columns were ArrowDtype.
     import pandas as pd
 
-    arrow_cols = [str(c) for c in df.columns if isinstance(df[c].dtype, pd.ArrowDtype)]
+    table = frame_to_table(df)
+    # pandas metadata spells pd.ArrowDtype(pa.string()) and the pyarrow-backed StringDtype
+    # the same way ("string[pyarrow]"), so remember which columns were ArrowDtype (by their
+    # v1 names: the table's first columns, in the frame's order).
+    arrow_cols = [table.column_names[i] for i, dt in enumerate(df.dtypes) if isinstance(dt, pd.ArrowDtype)]
     if arrow_cols:
         meta = dict(table.schema.metadata or {})
         meta[ARROW_DTYPE_KEY] = json.dumps(arrow_cols).encode()
         table = table.replace_schema_metadata(meta)
     return table
-
-
-def _failing_pandas_column(df: Any) -> str | None:
-    for name in df.columns:
-        try:
-            pa.array(df[name])
-        except Exception:  # noqa: BLE001 - we only look for the culprit to name it
-            return str(name)
-    return None
 
 
 def _from_dict(d: Mapping[Any, Any]) -> pa.Table:
@@ -86,7 +70,7 @@ def _from_dict(d: Mapping[Any, Any]) -> pa.Table:
                 arrays[name] = pa.array(values)
             else:
                 arrays[name] = pa.array(values)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, UnicodeEncodeError) as exc:
             raise UnsupportedTypeError(f"cannot convert column: {exc}", column=name) from None
     lengths = {len(a) for a in arrays.values()}
     if len(lengths) > 1:
@@ -100,5 +84,5 @@ def _from_records(rows: Sequence[Any]) -> pa.Table:
             raise UnsupportedTypeError(f"a list input must hold dicts; item {i} is a {type(row).__name__}")
     try:
         return pa.Table.from_pylist(list(rows))
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, UnicodeEncodeError) as exc:
         raise UnsupportedTypeError(f"cannot convert records: {exc}") from None

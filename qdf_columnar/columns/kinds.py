@@ -46,13 +46,14 @@ def kind_for(name: str, typ: pa.DataType) -> int:
 
     The encoder stores values by their storage: ints of any width as INT/UINT, float16
     as FLOAT32 (exact), binary as STRING, dates / times / durations as INT, dictionaries
-    by their value type, an all-null column as a STRING column with no present values.
+    by their value type, decimals as scaled integers (INT), an all-null column as a STRING
+    column with no present values.
     """
     t = pa.types
     if t.is_dictionary(typ):
         return kind_for(name, typ.value_type)
-    if t.is_signed_integer(typ) or t.is_duration(typ) or t.is_date(typ) or t.is_time(typ):
-        return ColKind.INT
+    if t.is_signed_integer(typ) or t.is_duration(typ) or t.is_date(typ) or t.is_time(typ) or t.is_decimal(typ):
+        return ColKind.INT  # decimals as scaled integers (columns/decimals.py)
     if t.is_unsigned_integer(typ):
         return ColKind.UINT
     if t.is_float64(typ):
@@ -68,7 +69,7 @@ def kind_for(name: str, typ: pa.DataType) -> int:
         return ColKind.TIME
     raise UnsupportedTypeError(
         f"Arrow type {typ} cannot be stored in a qdf v1 columnar batch yet "
-        "(decimal, interval, union and extension types are not supported yet)",
+        "(union and month-day-nano interval types are not supported)",
         column=name,
     )
 
@@ -76,10 +77,10 @@ def kind_for(name: str, typ: pa.DataType) -> int:
 def type_to_str(typ: pa.DataType) -> str:
     """A compact, parseable spelling of an Arrow type for the schema note.
 
-    Nested types are spelled ``ipc:`` + base64 of a one-field Arrow IPC schema, which
-    carries any type exactly.
+    Nested and extension types are spelled ``ipc:`` + base64 of a one-field Arrow IPC
+    schema, which carries any type exactly.
     """
-    if _is_nested(typ):
+    if _is_nested(typ) or isinstance(typ, pa.BaseExtensionType):
         blob = pa.schema([pa.field("x", typ)]).serialize().to_pybytes()
         return "ipc:" + base64.b64encode(blob).decode("ascii")
     if pa.types.is_dictionary(typ):
@@ -108,6 +109,7 @@ def _is_nested(typ: pa.DataType) -> bool:
     return t.is_list(typ) or t.is_large_list(typ) or t.is_fixed_size_list(typ) or t.is_struct(typ) or t.is_map(typ)
 
 
+_DECIMAL = re.compile(r"^decimal(128|256)\((\d{1,2}), (-?\d{1,2})\)$")
 _OFFSET = re.compile(r"^[+-]\d\d:\d\d$")
 
 
@@ -144,6 +146,10 @@ def type_from_str(s: str) -> pa.DataType:
         if tz:
             _check_tz(tz)
         return pa.timestamp(unit, tz=tz or None)
+    m = _DECIMAL.match(s)
+    if m:
+        bits, precision, scale = int(m[1]), int(m[2]), int(m[3])
+        return pa.decimal128(precision, scale) if bits == 128 else pa.decimal256(precision, scale)
     if s.startswith("duration[") and s.endswith("]"):
         return pa.duration(s[len("duration[") : -1])
     if s.startswith("time32[") and s.endswith("]"):

@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptDataError
+from .frames import PANDAS_NOTE_KEY
 from .inputs import ARROW_DTYPE_KEY
 
 OutputKind = Literal["pandas", "arrow", "numpy", "records"]
@@ -49,6 +50,20 @@ def to_pandas(table: pa.Table) -> Any:
     ``pd.read_parquet`` on such frames). Those columns are converted with their dtype
     string neutralised, then replaced by the Arrow data itself.
     """
+    from .frames import restore_frame
+
+    table = project_pandas_metadata(table)
+    df = restore_frame(_base_to_pandas(table), table)
+    meta = table.schema.metadata or {}
+    if df.shape[1] == 0 and b"pandas" in meta and b'"columns"' not in meta.get(PANDAS_NOTE_KEY, b""):
+        import pandas as pd
+
+        # No columns left (columns=[]): pandas would give an object Index; the frame's was the default one.
+        df.columns = pd.Index([], dtype=pd.Index(["a"]).dtype)
+    return df
+
+
+def _base_to_pandas(table: pa.Table) -> Any:
     meta_all = table.schema.metadata or {}
     listed = json.loads(meta_all[ARROW_DTYPE_KEY]) if ARROW_DTYPE_KEY in meta_all else []
     arrow_cols = [c for c in listed if c in table.column_names]
@@ -63,8 +78,6 @@ def to_pandas(table: pa.Table) -> Any:
     import pandas as pd
 
     meta = json.loads(meta_all[b"pandas"])
-    # Neutralise every listed column's dtype string, also those a projection left out:
-    # pandas parses the metadata of absent columns too.
     for col in meta.get("columns", []):
         if col.get("field_name") in listed:
             col["numpy_type"] = "object"
@@ -74,6 +87,37 @@ def to_pandas(table: pa.Table) -> Any:
     for name in arrow_cols:
         df[name] = pd.Series(pd.arrays.ArrowExtensionArray(table.column(name)), index=df.index, name=name)
     return df
+
+
+def project_pandas_metadata(table: pa.Table) -> pa.Table:
+    """``table`` whose pandas metadata describes only the columns it has.
+
+    pandas parses the dtype of every column its metadata lists, present or not, and
+    cannot parse some (``list<item: int64>[pyarrow]``), so a projection (``columns=``)
+    must drop the absent ones.
+    """
+    meta = table.schema.metadata or {}
+    raw = meta.get(b"pandas")
+    if raw is None:
+        return table
+    pd_meta = json.loads(raw)
+    present = set(table.column_names)
+    cols = pd_meta.get("columns", [])
+    keep = [c for c in cols if c.get("field_name") in present]
+    if len(keep) == len(cols):
+        return table
+    pd_meta["columns"] = keep
+    meta = {**meta, b"pandas": json.dumps(pd_meta).encode()}
+    if table.num_columns == 0:
+        return empty_table(table.num_rows, meta)
+    return table.replace_schema_metadata(meta)
+
+
+def empty_table(n: int, metadata: dict[bytes, bytes] | None) -> pa.Table:
+    """A table with no columns but ``n`` rows (so pandas output keeps its length)."""
+    batch = pa.RecordBatch.from_struct_array(pa.StructArray.from_buffers(pa.struct([]), n, [None]))
+    # Table.replace_schema_metadata drops the row count of a column-less table: set it on the batch.
+    return pa.Table.from_batches([batch.replace_schema_metadata(metadata)])
 
 
 def _arrow_only(t: pa.DataType) -> bool:

@@ -14,6 +14,9 @@ from .tags import HEADER_SIZE, KNOWN_FLAGS, MAGIC, VERSION, Flag
 _HEADERS = [MAGIC + bytes((VERSION, f)) for f in range(256)]
 _PREFIX = MAGIC + bytes((VERSION,))
 _RANS = int(Flag.RANS)
+#: The first bytes of a ``.qdf`` file (``qdf_columnar.io.layout.MAGIC``): told apart so the
+#: error can point to ``read_qdf`` instead of reporting "wire version 67".
+FILE_MAGIC = b"QDFC"
 
 
 def pack_header(flags: int) -> bytearray:
@@ -32,6 +35,10 @@ def read_header(buf: bytes | bytearray | memoryview) -> int:
         raise DecodeError(f"not a qdf buffer: magic is {head[:3].hex(' ')}, expected 51 44 46", offset=0)
     if n < HEADER_SIZE:
         raise TruncatedError(f"input ends inside the 5-byte header ({n} bytes)", offset=n)
+    if head[:4] == FILE_MAGIC:
+        raise DecodeError(
+            "these bytes are a .qdf file (row groups and a footer), not one qdf v1 buffer: read them with "
+            "qdf.read_qdf(path_or_bytes) or qdf.QdfFile(...)", offset=0)
     if head[3] != VERSION:
         raise UnsupportedVersionError(f"qdf wire version {head[3]} is not supported (this reads version 1)", offset=3)
     flags = head[4]

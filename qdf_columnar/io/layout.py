@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptDataError, DecodeError, EncodeError, TruncatedError, UnsupportedVersionError
+from ..format.header import FILE_MAGIC
 
 __all__ = [
     "MAGIC",
@@ -37,7 +38,7 @@ __all__ = [
     "stat_kind",
 ]
 
-MAGIC = b"QDFC"
+MAGIC = FILE_MAGIC  # b"QDFC"
 #: Container version (major, minor). A reader refuses another major; a newer minor only
 #: adds optional footer keys, which this reader ignores.
 VERSION = (1, 0)
@@ -107,8 +108,8 @@ def stat_kind(t: pa.DataType) -> str | None:
     """How min / max of a column of type ``t`` are stored, or None when they are not kept."""
     if pa.types.is_dictionary(t):
         t = t.value_type
-    if pa.types.is_signed_integer(t) or pa.types.is_temporal(t):
-        return "int"  # timestamps, dates, times, durations: by storage value
+    if pa.types.is_signed_integer(t) or pa.types.is_temporal(t) or pa.types.is_decimal(t):
+        return "int"  # timestamps, dates, times, durations: by storage value; decimals scaled
     if pa.types.is_unsigned_integer(t):
         return "uint"
     if pa.types.is_floating(t):
@@ -385,6 +386,20 @@ def _parse_dicts(raw: Any, schema: pa.Schema, at: int) -> dict[str, pa.Array]:
     return out
 
 
+def _check_field_names(schema: pa.Schema) -> None:
+    """Decode the name of every field, nested ones included (raises UnicodeDecodeError), and
+    resolve every timestamp's time zone (raises ArrowInvalid): Arrow reads both unchecked and
+    fails only later, when a name is read or the column is converted to pandas."""
+    stack = list(schema)
+    while stack:
+        f = stack.pop()
+        f.name  # noqa: B018 - decoding the name is the check
+        t = f.type.value_type if pa.types.is_dictionary(f.type) else f.type
+        if pa.types.is_timestamp(t) and t.tz is not None:
+            pa.lib.string_to_tzinfo(t.tz)
+        stack.extend(t.field(i) for i in range(t.num_fields))
+
+
 def parse_footer(buf: bytes | memoryview, footer_offset: int, crc: int, data_end: int) -> FileMeta:
     """Validate and parse the footer at ``footer_offset`` (``data_end``: where row groups must end)."""
     from ..wire.values import loads
@@ -406,7 +421,10 @@ def parse_footer(buf: bytes | memoryview, footer_offset: int, crc: int, data_end
     _need(isinstance(blob, bytes), "schema is not bytes", at)
     try:
         schema = pa.ipc.read_schema(pa.py_buffer(blob))
-    except (pa.ArrowException, OSError, ValueError) as exc:
+        # Arrow accepts field names that are not UTF-8 and fails only when a name is
+        # read (a UnicodeDecodeError from schema.names, far from here): read them all now.
+        _check_field_names(schema)
+    except (pa.ArrowException, OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
         raise CorruptDataError(f"bad footer: the schema is not an Arrow IPC schema: {exc}", offset=at) from None
     _need(len(set(schema.names)) == len(schema.names), "the schema repeats a column name", at)
     kinds = [stat_kind(t) for t in schema.types]

@@ -20,6 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..columns.decimals import scaled_literal
 from ..query.evaluate import _leaves, _ts_ticks
 from ..query.expr import And, Cmp, Expr, IsIn, IsNull, Not, Or
 from .layout import ColumnStats, RowGroup
@@ -44,6 +45,8 @@ def _literal(value: Any, kind: str, arrow_type: pa.DataType) -> Any:
     if kind == "timestamp":
         t = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
         return _ts_ticks(value, t)
+    if kind == "decimal":  # statistics hold the scaled integers
+        return scaled_literal(value, arrow_type.scale)
     if kind == "binary":
         return bytes(value)
     if kind == "bool":

@@ -40,7 +40,7 @@ from .layout import (
     parse_trailer,
 )
 from .prune import Pruner
-from .source import TAIL_BYTES, FsspecSource, LocalSource, open_source
+from .source import TAIL_BYTES, QdfSource, Source, open_source
 
 __all__ = ["QdfFile", "read_qdf", "PANDAS_DTYPES_KEY"]
 
@@ -64,7 +64,7 @@ def clear_footer_cache() -> None:
         _META_CACHE.clear()
 
 
-def _read_meta(src: LocalSource | FsspecSource) -> FileMeta:
+def _read_meta(src: Source) -> FileMeta:
     key = getattr(src, "identity", None)
     if key is not None:
         with _META_LOCK:
@@ -81,7 +81,7 @@ def _read_meta(src: LocalSource | FsspecSource) -> FileMeta:
     return meta
 
 
-def _parse_meta(src: LocalSource | FsspecSource) -> FileMeta:
+def _parse_meta(src: Source) -> FileMeta:
     size = src.size
     if size < MIN_FILE_SIZE:
         head = bytes(src.read(0, min(size, HEADER_SIZE)))
@@ -89,7 +89,7 @@ def _parse_meta(src: LocalSource | FsspecSource) -> FileMeta:
             parse_header(head.ljust(HEADER_SIZE, b"\0"))  # names a foreign file better than "truncated"
         raise TruncatedError(f"file is {size} bytes, shorter than the smallest .qdf file ({MIN_FILE_SIZE})", offset=0)
     # One round trip for a remote file: the whole of a small one, else head and tail together.
-    n_tail = size if isinstance(src, LocalSource) or size <= TAIL_BYTES else TAIL_BYTES
+    n_tail = size if src.mapped or size <= TAIL_BYTES else TAIL_BYTES
     tail_at = size - n_tail
     if tail_at == 0:
         tail = src.read(0, size)
@@ -136,10 +136,42 @@ class QdfFile:
 
     Parameters
     ----------
-    path : str or os.PathLike
-        A local path or any fsspec URL (``memory://``, ``s3://bucket/key``...).
+    path : str, os.PathLike, fsspec URL, binary file object, or bytes-like
+        * a local path (``~`` is expanded): memory-mapped;
+        * any fsspec URL (``memory://``, ``s3://bucket/key``...): ranged reads;
+        * a readable binary file object (``open(p, "rb")``, ``io.BytesIO``, an fsspec
+          file): when seekable, read with ``seek`` + ``read`` of only the ranges needed;
+          the file spans the object from offset 0 to its end, whatever its current
+          position. A non-seekable one (a pipe, a socket) is read to its end into memory.
+          The object stays open; do not use it elsewhere while this file is open;
+        * ``bytes`` / ``bytearray`` / ``memoryview`` holding a whole ``.qdf`` file (what
+          ``write_qdf(data, None)`` returns): sliced without copying, so ``no_copy``
+          columns are views of that buffer.
+
+        Every kind supports the same reads: projections, filters, row-group pruning,
+        ``no_copy``.
     storage_options : dict, optional
-        Passed to fsspec (credentials, ``client_kwargs={"endpoint_url": ...}``).
+        Passed to fsspec (credentials, ``client_kwargs={"endpoint_url": ...}``); only
+        with a path or URL (else ``InvalidOptionError``).
+
+    Attributes
+    ----------
+    path : str
+        The path or URL (``~`` expanded), a file object's ``name``, or a placeholder such
+        as ``"<BytesIO>"`` / ``"<1234 bytes>"``; messages and ``repr`` use it.
+
+    Raises
+    ------
+    QdfFileNotFoundError
+        No such file (also a ``FileNotFoundError``).
+    QdfIsADirectoryError, QdfPermissionError, QdfIOError
+        The path is a directory, access is denied, or another OS error; each names the
+        path and is also the matching ``OSError``.
+    InvalidPathError
+        ``path`` is none of the kinds above, or a file object in text mode / not
+        readable (also a ``TypeError``).
+    DecodeError
+        Not a ``.qdf`` file, or a damaged / truncated one (see :func:`read_qdf`).
 
     Examples
     --------
@@ -153,9 +185,9 @@ class QdfFile:
     [8, 9]
     """
 
-    def __init__(self, path: Any, storage_options: dict[str, Any] | None = None) -> None:
-        self.path = os.fspath(path) if isinstance(path, os.PathLike) else path
+    def __init__(self, path: QdfSource, storage_options: dict[str, Any] | None = None) -> None:
         self._src = open_source(path, storage_options)
+        self.path: str = self._src.name
         try:
             self._meta = _read_meta(self._src)
         except BaseException:
@@ -363,9 +395,9 @@ class QdfFile:
 
     def _combine(self, tables: list[pa.Table], target: pa.Schema, cats: list[str]) -> pa.Table:
         if not target.names:
-            from ..api import _empty_table
+            from ..wire.rows import empty_table
 
-            return _empty_table(sum(t.num_rows for t in tables), target.metadata)
+            return empty_table(sum(t.num_rows for t in tables), target.metadata)
         if not tables:
             dicts = self._meta.dictionaries
             return pa.Table.from_arrays([_empty(f, dicts.get(f.name)) for f in target], schema=target)
@@ -472,7 +504,7 @@ def _restore_pandas_dtypes(df: Any, schema: pa.Schema) -> Any:
 
 
 def read_qdf(
-    path: Any,
+    path: QdfSource,
     columns: list[str] | None = None,
     filter: Any = None,  # noqa: A002
     output: str = "pandas",
@@ -487,9 +519,13 @@ def read_qdf(
 
     Parameters
     ----------
-    path : str or os.PathLike
-        Local path or fsspec URL. Local files are memory-mapped; other URLs are read
-        with ranged requests (tail, footer, then only the row groups needed).
+    path : str, os.PathLike, fsspec URL, binary file object, or bytes-like
+        A local path (``~`` expanded; memory-mapped), any fsspec URL (ranged requests:
+        tail, footer, then only the row groups needed), a readable binary file object
+        (seekable: ranged ``seek`` + ``read``, the whole object from offset 0;
+        non-seekable: read to its end first; it is not closed), or ``bytes`` /
+        ``bytearray`` / ``memoryview`` holding a whole ``.qdf`` file, such as
+        ``write_qdf(data, None)`` returns. See :class:`QdfFile`.
     columns : list of str, optional
         Columns to return, in this order (a DataFrame's stored index comes along).
     filter : expression or pyarrow-style DNF, optional
@@ -519,6 +555,20 @@ def read_qdf(
         A file cut short (no trailing magic).
     QueryError
         An unknown column or a filter that does not fit the schema.
+    QdfFileNotFoundError
+        No such file, naming the path (also a ``FileNotFoundError``).
+    QdfIsADirectoryError, QdfPermissionError, QdfIOError
+        A directory, denied access or another OS error, naming the path (each also the
+        matching ``OSError``: ``IsADirectoryError``, ``PermissionError``, ``OSError``).
+    InvalidPathError
+        ``path`` is not a path, URL, readable binary file object or bytes-like.
+
+    Examples
+    --------
+    >>> import io, qdf_columnar as qdf
+    >>> blob = qdf.write_qdf({"x": [1, 2, 3]}, None)
+    >>> qdf.read_qdf(blob, output="records") == qdf.read_qdf(io.BytesIO(blob), output="records")
+    True
     """
     with QdfFile(path, storage_options) as f:
         return f.read(columns, filter, output, no_copy=no_copy, threads=threads, on_error=on_error,

@@ -1,8 +1,8 @@
 """Per-column statistics of one row group, computed at write time for the footer.
 
 null count, NaN count (floats), min and max over the present non-NaN values, typed by
-``layout.stat_kind``: Python ints for integers and for temporal columns (their storage
-value), floats, bools, str and bytes. Long strings keep a 64-byte prefix as the min and
+``layout.stat_kind``: Python ints for integers, decimals (scaled) and temporal columns (their
+storage value), floats, bools, str and bytes. Long strings keep a 64-byte prefix as the min and
 a prefix rounded *up* as the max, so the pair stays a sound bound for pruning.
 """
 
@@ -11,9 +11,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..columns.decimals import scaled_int64
 from .layout import ColumnStats, stat_kind
 
 __all__ = ["column_stats", "STAT_MAX_BYTES"]
@@ -26,10 +28,14 @@ _MAX_CODE_POINT = 0x10FFFF
 def _storage(chunk: pa.Array) -> pa.Array:
     """Temporal arrays as their integer storage (what the footer records)."""
     t = chunk.type
+    if pa.types.is_decimal(t):  # the scaled integers, as stored (columns/decimals.py)
+        return pa.array(scaled_int64(chunk), pa.int64(), mask=np.asarray(chunk.is_null()) if chunk.null_count else None)
     if pa.types.is_temporal(t):
         return chunk.view(pa.int32() if t.bit_width == 32 else pa.int64())
     if pa.types.is_float16(t):
         return chunk.cast(pa.float32())  # exact; min_max has no half-float kernel
+    if pa.types.is_string_view(t) or pa.types.is_binary_view(t):  # min_max has no view kernels either
+        return chunk.cast(pa.string() if pa.types.is_string_view(t) else pa.binary())
     return chunk
 
 

@@ -7,6 +7,7 @@ and count bytes; nested columns are summed over their shredded slots.
 
 from __future__ import annotations
 
+import decimal
 import html
 from typing import TYPE_CHECKING, Any
 
@@ -42,12 +43,14 @@ def _owner(slot: str, names: list[str]) -> str | None:
 
 
 def _display(v: Any, kind: str | None, t: Any) -> Any:
-    """A statistic as a reader expects it (storage ints of temporal columns shown as values)."""
+    """A statistic as a reader expects it (storage ints of temporal and decimal columns shown as values)."""
     import pyarrow as pa
 
     if v is None or kind != "int":
         return v
     vt = t.value_type if pa.types.is_dictionary(t) else t
+    if pa.types.is_decimal(vt):  # stored scaled: 125 on a scale-2 column is Decimal("1.25")
+        return decimal.Decimal(v).scaleb(-vt.scale)
     if pa.types.is_temporal(vt):
         try:  # via pandas: as_py() refuses nanoseconds a datetime cannot hold
             storage = pa.int32() if vt.bit_width == 32 else pa.int64()

@@ -6,11 +6,14 @@ batch's, or the existing file's when appending), re-cut into row groups of
 the schema (pandas metadata included), the union of every categorical column's
 categories, and per-group statistics. Local writes go to a temporary file in the same
 directory that is fsynced and renamed over the target, so the target is always either
-the old complete file or the new one; object stores publish an object on close.
+the old complete file or the new one; object stores publish an object on close. A file
+object gets the whole file only once it is completely encoded (spooled to a temporary
+file first), and ``path=None`` returns the file's bytes.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -18,21 +21,25 @@ import stat
 import tempfile
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..columns.frames import strip_categories
 from ..columns.inputs import to_arrow_table
-from ..errors import InvalidOptionError
+from ..errors import InvalidOptionError, QdfIOError, QdfIsADirectoryError, UnsupportedTypeError
 from .layout import HEADER, MAX_GROUP_ROWS, RowGroup, SchemaMismatchError, build_footer, pack_trailer
-from .reader import PANDAS_DTYPES_KEY, QdfFile
-from .source import resolve
+from .reader import QdfFile
+from .source import QdfPath, WritableFile, missing_directory, os_error, resolve, source_name, writable_file
 from .stats import column_stats
 
 __all__ = ["write_qdf"]
 
 _COPY_CHUNK = 64 * 1024 * 1024
+#: A file being encoded for a file object stays in memory up to this size, then spills
+#: to a temporary file (``tempfile.SpooledTemporaryFile``).
+_SPOOL_BYTES = 64 * 1024 * 1024
 
 
 # ----------------------------------------------------------------------------- sinks
@@ -42,24 +49,34 @@ class _LocalSink:
     """A temporary file beside the target, renamed over it on commit (crash: target untouched)."""
 
     def __init__(self, path: str) -> None:
+        self.name = path  # as the caller gave it (``~`` expanded): what errors name
         self.path = os.path.abspath(path)
         self.dir, base = os.path.split(self.path)
         self.tmp = os.path.join(self.dir, f".{base}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-        fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        try:
+            fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        except OSError as exc:  # never name the temporary file: the caller did not ask for it
+            raise os_error(exc, self.name, "write") from exc
         self.f = os.fdopen(fd, "wb")
 
     def write(self, data: Any) -> None:
-        self.f.write(data)
+        try:
+            self.f.write(data)
+        except OSError as exc:  # a full disk, a quota
+            raise os_error(exc, self.name, "write") from exc
 
     def commit(self) -> None:
-        self.f.flush()
-        os.fsync(self.f.fileno())
-        self.f.close()
-        try:  # an overwritten file keeps its permissions
-            os.chmod(self.tmp, stat.S_IMODE(os.stat(self.path).st_mode))
-        except FileNotFoundError:
-            pass
-        os.replace(self.tmp, self.path)
+        try:
+            self.f.flush()
+            os.fsync(self.f.fileno())
+            self.f.close()
+            try:  # an overwritten file keeps its permissions
+                os.chmod(self.tmp, stat.S_IMODE(os.stat(self.path).st_mode))
+            except FileNotFoundError:
+                pass
+            os.replace(self.tmp, self.path)
+        except OSError as exc:
+            raise os_error(exc, self.name, "write") from exc
         # The rename itself is durable only once the directory entry is flushed.
         try:
             dfd = os.open(self.dir, os.O_RDONLY)
@@ -83,8 +100,11 @@ class _LocalSink:
 class _FsspecSink:
     """An fsspec file written directly: object stores publish the object only on close."""
 
-    def __init__(self, fs: Any, path: str) -> None:
-        self.f = fs.open(path, "wb")
+    def __init__(self, fs: Any, path: str, name: str) -> None:
+        try:
+            self.f = fs.open(path, "wb")
+        except OSError as exc:
+            raise os_error(exc, name, "write") from exc
 
     def write(self, data: Any) -> None:
         self.f.write(data)
@@ -98,27 +118,81 @@ class _FsspecSink:
             discard()
 
 
-# ----------------------------------------------------------------------------- schema keeping
+class _FileObjectSink:
+    """The whole file for a caller's file object, handed over only once it is complete.
 
-
-def _pandas_dtypes(data: Any) -> dict[str, str]:
-    """DataFrame string columns whose dtype the pandas metadata cannot bring back.
-
-    pandas metadata spells ``StringDtype("python")`` like the pyarrow storage, and
-    pandas 3 reads Arrow strings as ``str`` even where the frame had ``object``.
+    Row groups and footer are encoded into a spooled temporary file (memory up to
+    ``_SPOOL_BYTES``, then disk), which ``commit`` copies to the object sequentially from
+    its current position. A failure while encoding (a later batch with another schema,
+    an unstorable column) so writes nothing to the object; only an error of the object
+    itself during the copy can leave part of a file in it. The object is flushed, never
+    closed: the caller owns it.
     """
-    if not (type(data).__module__.startswith("pandas") and type(data).__name__ == "DataFrame"):
-        return {}
-    import pandas as pd
 
-    out = {}
-    for name in data.columns:
-        dt = data[name].dtype
-        if isinstance(dt, pd.StringDtype) and dt.storage == "python":
-            out[str(name)] = "str[python]" if isinstance(dt.na_value, float) else "string[python]"
-        elif pd.api.types.is_object_dtype(dt) and pd.api.types.infer_dtype(data[name], skipna=True) == "string":
-            out[str(name)] = "object"
-    return out
+    def __init__(self, f: Any) -> None:
+        self.target = f
+        self.spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES)
+
+    def write(self, data: Any) -> None:
+        self.spool.write(data)
+
+    def commit(self) -> None:
+        self.spool.seek(0)
+        for chunk in iter(lambda: self.spool.read(_COPY_CHUNK), b""):
+            _write_all(self.target, chunk)
+        flush = getattr(self.target, "flush", None)
+        if callable(flush):
+            flush()
+        self.spool.close()
+
+    def abort(self) -> None:
+        self.spool.close()
+
+
+def _write_all(f: Any, data: bytes) -> None:
+    """``f.write(data)`` until every byte is taken (raw files may take fewer per call)."""
+    while data:
+        n = f.write(data)
+        if n is None or n >= len(data):  # None: file-likes that return nothing took it all
+            return
+        if n <= 0:
+            raise QdfIOError(f"cannot write {source_name(f)!r}: the file object accepted no bytes")
+        data = data[n:]
+
+
+class _BufferSink:
+    """``path=None``: the file's bytes, returned by ``write_qdf``."""
+
+    def __init__(self) -> None:
+        self.parts: list[Any] = []
+        self.value: bytes | None = None
+
+    def write(self, data: Any) -> None:
+        self.parts.append(data)
+
+    def commit(self) -> None:
+        self.value = b"".join(self.parts)
+        self.parts = []
+
+    def abort(self) -> None:
+        self.parts = []
+
+
+def _check_local_target(path: str) -> None:
+    """Refuse a target that is a directory, or whose directory is missing, before encoding anything."""
+    full = os.path.abspath(path)
+    if os.path.isdir(full):
+        raise QdfIsADirectoryError(f"cannot write {path!r}: it is a directory; name a file inside it",
+                                   path=path, errno=errno.EISDIR)
+    parent = os.path.dirname(full)
+    if not os.path.isdir(parent):
+        if os.path.exists(parent):
+            raise QdfIOError(f"cannot write {path!r}: {parent!r} is not a directory", path=path,
+                             errno=errno.ENOTDIR)
+        raise missing_directory(path, parent)
+
+
+# ----------------------------------------------------------------------------- schema keeping
 
 
 def _compatible(file_t: pa.DataType, t: pa.DataType) -> bool:
@@ -149,13 +223,9 @@ class _Schema:
             self.rows = existing.num_rows
 
     def accept(self, item: Any) -> pa.Table:
-        dtypes = _pandas_dtypes(item)
         t = to_arrow_table(item)
         if self.schema is None:
-            meta = dict(t.schema.metadata or {})
-            if dtypes:
-                meta[PANDAS_DTYPES_KEY] = json.dumps(dtypes).encode()
-            self.schema = t.schema.with_metadata(meta)
+            self.schema = t.schema
         else:
             self._check(t.schema)
         self._grow_dictionaries(t)
@@ -210,7 +280,8 @@ class _Schema:
     def _pandas_meta(self, first: int, n: int) -> dict[bytes, bytes] | None:
         """The schema metadata with a RangeIndex renumbered to rows [first, first + n)."""
         assert self.schema is not None
-        meta = dict(self.schema.metadata or {})
+        # Category lists live once in the footer's dictionaries, not in every group's note.
+        meta = strip_categories(dict(self.schema.metadata or {}))
         raw = meta.get(b"pandas")
         if raw is None:
             return meta or None
@@ -272,9 +343,37 @@ def _row_groups(keeper: _Schema, data: Any, size: int) -> Iterator[pa.Table]:
 # ----------------------------------------------------------------------------- write_qdf
 
 
+@overload
 def write_qdf(
     data: Any,
-    path: Any,
+    path: None,
+    *,
+    mode: Any = ...,
+    row_group_size: int = ...,
+    column_index: bool = ...,
+    nested: str = ...,
+    append: bool = ...,
+    storage_options: dict[str, Any] | None = ...,
+) -> bytes: ...
+
+
+@overload
+def write_qdf(
+    data: Any,
+    path: QdfPath | WritableFile,
+    *,
+    mode: Any = ...,
+    row_group_size: int = ...,
+    column_index: bool = ...,
+    nested: str = ...,
+    append: bool = ...,
+    storage_options: dict[str, Any] | None = ...,
+) -> None: ...
+
+
+def write_qdf(
+    data: Any,
+    path: QdfPath | WritableFile | None,
     *,
     mode: Any = "compression",
     row_group_size: int = 1_048_576,
@@ -282,7 +381,7 @@ def write_qdf(
     nested: str = "columns",
     append: bool = False,
     storage_options: dict[str, Any] | None = None,
-) -> None:
+) -> bytes | None:
     """Write ``data`` as a ``.qdf`` file: row groups of qdf v1 buffers plus a footer.
 
     Parameters
@@ -292,8 +391,18 @@ def write_qdf(
         streamed: only one row group is held in memory. Every batch must have the
         file's column names and Arrow types (categorical code widths and all-null
         columns excepted); a RangeIndex continues across batches.
-    path : str or os.PathLike
-        A local path or any fsspec URL (``s3://...``, ``memory://...``).
+    path : str, os.PathLike, fsspec URL, writable binary file object, or None
+        * a local path (``~`` is expanded): written crash-safely, to a temporary file
+          beside the target that is fsynced and renamed over it;
+        * any fsspec URL (``s3://...``, ``memory://...``): written directly (object
+          stores publish the object on close; a failed write discards it);
+        * a binary file object (anything with ``write``: ``open(p, "wb")``,
+          ``io.BytesIO``, an fsspec file): the file is first encoded into a spooled
+          temporary file (memory up to 64 MiB, then disk) and then written to the
+          object sequentially from its current position, so a failure while encoding
+          writes nothing to it. It is flushed, not closed;
+        * ``None``: the complete file is returned as ``bytes`` (which ``read_qdf``
+          reads, as bytes or through ``io.BytesIO``).
     mode, column_index, nested
         Passed to :func:`qdf.encode` for every row group.
     row_group_size : int
@@ -302,9 +411,14 @@ def write_qdf(
         Add row groups to an existing file with the same columns and types. The old
         row groups are copied to a temporary file with the new ones and a new footer,
         which then replaces the file (a crash leaves the old file as it was). A
-        missing file is created.
+        missing file is created. Only with a path or URL.
     storage_options : dict, optional
-        fsspec options.
+        fsspec options; only with a path or URL.
+
+    Returns
+    -------
+    bytes or None
+        The file's bytes when ``path`` is None, else None.
 
     Raises
     ------
@@ -313,7 +427,29 @@ def write_qdf(
     SchemaMismatchError
         A batch, or appended data, whose columns or types differ from the file's.
     InvalidOptionError
-        A bad ``row_group_size``, ``mode`` or ``nested``.
+        A bad ``row_group_size``, ``mode`` or ``nested``; ``append=True`` or
+        ``storage_options`` with a file object or None.
+    QdfFileNotFoundError
+        The target's directory does not exist: the message names the target and the
+        directory (also a ``FileNotFoundError``).
+    QdfIsADirectoryError, QdfPermissionError, QdfIOError
+        The target is a directory, its directory is not writable, or another OS error
+        (a full disk...), naming the target (each also the matching ``OSError``). No
+        temporary file is left behind.
+    InvalidPathError
+        ``path`` is none of the kinds above, or a file object in text mode / not
+        writable (also a ``TypeError``).
+
+    Examples
+    --------
+    >>> import io, qdf_columnar as qdf
+    >>> blob = qdf.write_qdf({"x": [1, 2, 3]}, None, row_group_size=2)
+    >>> blob[:4], qdf.QdfFile(blob).num_row_groups
+    (b'QDFC', 2)
+    >>> sink = io.BytesIO()
+    >>> qdf.write_qdf({"x": [1, 2, 3]}, sink, row_group_size=2)
+    >>> sink.getvalue() == blob
+    True
     """
     from .. import __version__
     from ..api import encode
@@ -325,21 +461,38 @@ def write_qdf(
     if nested not in ("columns", "rows"):
         raise InvalidOptionError(f"nested must be 'columns' or 'rows', not {nested!r}")
     parse_mode(mode, column_index=column_index)
-    fs, fpath = resolve(path, storage_options)
-    existing = None
-    if append and (os.path.exists(fpath) if fs is None else fs.exists(fpath)):
-        existing = QdfFile(path, storage_options)
+    to_file = writable_file(path)  # False for a path or None; refuses other kinds
+    fs, fpath, existing = None, "", None
+    if path is None or to_file:
+        what = "path=None" if path is None else f"a file object ({type(path).__name__})"
+        if append:
+            raise InvalidOptionError(
+                f"append=True needs a path or URL of the file to extend; {what} gets a whole new file")
+        if storage_options:
+            raise InvalidOptionError(f"storage_options= applies only to a path or URL, not to {what}")
+    else:
+        fs, fpath = resolve(path, storage_options)
+        if fs is None:
+            _check_local_target(fpath)
+        if append and (os.path.exists(fpath) if fs is None else fs.exists(fpath)):
+            existing = QdfFile(fpath if fs is None else path, storage_options)
     try:
         keeper = _Schema(existing)
         old = _old_row_groups(existing, remote=fs is not None)
-        sink: _LocalSink | _FsspecSink = _LocalSink(fpath) if fs is None else _FsspecSink(fs, fpath)
+        sink: _LocalSink | _FsspecSink | _FileObjectSink | _BufferSink
+        if path is None:
+            sink = _BufferSink()
+        elif to_file:
+            sink = _FileObjectSink(path)
+        else:
+            sink = _LocalSink(fpath) if fs is None else _FsspecSink(fs, fpath, source_name(path))
         try:
             groups = _write_groups(sink, keeper, existing, old, data, row_group_size,
                                    lambda t: encode(t, mode=mode, column_index=column_index, nested=nested))
             if keeper.schema is None:
                 raise InvalidOptionError("write_qdf got no batches, so there is no schema to write")
             if existing is None and not groups:  # nothing was encoded: still refuse unstorable columns
-                encode(keeper.schema.empty_table(), mode=mode, column_index=column_index, nested=nested)
+                encode(_empty_of(keeper.schema), mode=mode, column_index=column_index, nested=nested)
             footer = build_footer(keeper.final(), groups, keeper.dicts, f"qdf_columnar {__version__}")
             sink.write(footer)
             sink.write(pack_trailer(footer))
@@ -350,6 +503,21 @@ def write_qdf(
     finally:
         if existing is not None:
             existing.close()
+    return sink.value if isinstance(sink, _BufferSink) else None
+
+
+def _empty_of(schema: pa.Schema) -> pa.Table:
+    """A no-row table of ``schema`` (pyarrow builds none for some types, e.g. sparse unions: name them)."""
+    try:
+        return schema.empty_table()
+    except pa.ArrowNotImplementedError:
+        for f in schema:
+            try:
+                pa.array([], f.type)
+            except pa.ArrowNotImplementedError:
+                raise UnsupportedTypeError(f"Arrow type {f.type} cannot be stored in a qdf batch", column=f.name) \
+                    from None
+        raise
 
 
 def _old_row_groups(existing: QdfFile | None, remote: bool) -> Iterator[Any]:

@@ -12,6 +12,7 @@ are FALSE, ``NaN != x`` is TRUE, and ``isin`` never matches NaN.  NULL rows are 
 from __future__ import annotations
 
 import datetime as _dt
+import decimal
 import functools
 import math
 from collections.abc import Callable, Mapping
@@ -22,14 +23,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from qdf_columnar.errors import QueryError
+from qdf_columnar.columns.decimals import scaled_int64, scaled_literal
+from qdf_columnar.errors import QueryError, UnsupportedTypeError
 from qdf_columnar.query.dnf import FilterLike, as_expr
 from qdf_columnar.query.expr import And, Cmp, Expr, IsIn, IsNull, Not, Or
 from qdf_columnar.query.kleene import Masks, and_, false_of, not_, or_
 
 __all__ = ["KINDS", "validate", "evaluate", "arrow_kind"]
 
-KINDS: tuple[str, ...] = ("int", "uint", "float64", "float32", "bool", "string", "binary", "timestamp")
+KINDS: tuple[str, ...] = ("int", "uint", "float64", "float32", "bool", "string", "binary", "timestamp", "decimal")
 
 _NUMERIC = (int, float, np.integer, np.floating)
 _ACCEPTS: dict[str, tuple[tuple[type, ...], str]] = {
@@ -41,6 +43,7 @@ _ACCEPTS: dict[str, tuple[tuple[type, ...], str]] = {
     "string": ((str,), "a str"),
     "binary": ((bytes, bytearray), "a bytes"),
     "timestamp": ((_dt.datetime, np.datetime64), "a datetime.datetime, numpy.datetime64 or pandas.Timestamp"),
+    "decimal": ((*_NUMERIC, decimal.Decimal), "a decimal.Decimal, int or float"),
 }
 _PC_OPS: dict[str, Callable[..., Any]] = {
     "==": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal,
@@ -111,7 +114,7 @@ def arrow_kind(t: pa.DataType) -> str | None:
         (pa.types.is_string, "string"), (pa.types.is_large_string, "string"), (pa.types.is_string_view, "string"),
         (pa.types.is_binary, "binary"), (pa.types.is_large_binary, "binary"), (pa.types.is_binary_view, "binary"),
         (pa.types.is_fixed_size_binary, "binary"),
-        (pa.types.is_timestamp, "timestamp"),
+        (pa.types.is_timestamp, "timestamp"), (pa.types.is_decimal, "decimal"),
     )  # fmt: skip
     return next((kind for check, kind in checks if check(t)), None)
 
@@ -203,9 +206,13 @@ def _ts_ticks(value: Any, t: pa.TimestampType) -> Fraction:
 
 def _predicate(node: Cmp | IsIn, arr: pa.Array, kind: str) -> pa.Array | bool:
     """Boolean Arrow array (or a constant for every present row) for one leaf on a plain array."""
-    if kind in ("int", "uint", "timestamp"):
+    if kind in ("int", "uint", "timestamp", "decimal"):
         conv: Callable[[Any], Any] = _exact
-        if kind == "timestamp":
+        if kind == "decimal":
+            # Compare the scaled integers; the literal becomes an exact (maybe fractional) scaled value.
+            conv = functools.partial(scaled_literal, scale=arr.type.scale)
+            arr = _decimal_ints(arr)
+        elif kind == "timestamp":
             # Compare the int64 ticks; the literal becomes an exact (maybe fractional) tick count.
             conv = functools.partial(_ts_ticks, t=arr.type)
             arr = arr.view(pa.int64())
@@ -233,6 +240,15 @@ def _predicate(node: Cmp | IsIn, arr: pa.Array, kind: str) -> pa.Array | bool:
         return _PC_OPS[node.op](arr, pa.scalar(value, arr.type))
     values = [bytes(v) if isinstance(v, bytearray) else v for v in node.values]
     return pc.is_in(arr, value_set=pa.array(values, arr.type)) if values else False
+
+
+def _decimal_ints(arr: pa.Array) -> pa.Array:
+    """A decimal array's scaled values as int64 (qdf stores no wider ones; others are refused)."""
+    try:
+        ints = scaled_int64(arr)
+    except UnsupportedTypeError as exc:
+        raise QueryError(f"cannot filter this decimal column: {exc.reason}") from None
+    return pa.array(ints, pa.int64(), mask=None if arr.null_count == 0 else np.asarray(arr.is_null()))
 
 
 def _valid(arr: pa.Array) -> np.ndarray | None:

@@ -76,7 +76,8 @@ class ColStructHeader:
     def logical_schema(self) -> dict[str, str]:
         return {
             c.name: (
-                "nested" if c.kind == ColKind.RESIDUAL else "binary" if _is_binary(c.arrow_type) else LOGICAL[c.kind]
+                "nested" if c.kind == ColKind.RESIDUAL else "binary" if _is_binary(c.arrow_type)
+                else "decimal" if pa.types.is_decimal(c.arrow_type) else LOGICAL[c.kind]
             )
             for c in self.columns
         }
@@ -466,8 +467,10 @@ class _ResidualColumn:
         if self.info.arrow_type is None:
             try:
                 return pa.array(vals)
-            except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-                raise CorruptDataError(f"residual values do not form one Arrow type: {exc}") from None
+            # OverflowError: ints no single Arrow int type holds (-1 next to 2**64 - 1).
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+                raise CorruptDataError(f"residual values do not form one Arrow type: {exc}",
+                                       column=self.info.name) from None
         return residual_to_arrow(vals, self.info.arrow_type, self.info.name)
 
 

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from ..codecs.qpack import encode_bool_array, encode_float_array, encode_int_array
 from ..codecs.zone import MIN_ROWS as ZONE_MIN_ROWS
 from ..codecs.zone import write_zone_chunk
+from ..columns.decimals import scaled_int64
 from ..columns.kinds import kind_for
 from ..errors import EncodeError
 from ..format.tags import NULLABLE, ColKind, ContainerTag
@@ -108,6 +109,8 @@ def _present(arr: pa.Array, nullable: bool) -> pa.Array:
 def _numpy(arr: pa.Array, dtype: type) -> np.ndarray:
     """Present values as a contiguous numpy array of ``dtype`` (temporal types by their storage)."""
     t = arr.type
+    if pa.types.is_decimal(t):
+        return scaled_int64(arr)
     if pa.types.is_date32(t) or pa.types.is_time32(t):
         arr = arr.view(pa.int32())
     elif pa.types.is_date64(t) or pa.types.is_time64(t) or pa.types.is_duration(t) or pa.types.is_timestamp(t):

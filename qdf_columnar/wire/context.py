@@ -64,3 +64,10 @@ class DecodeContext:
     opts: Options = Options.NONE  # unknown on decode (options are never on the wire); kept for symmetry
     depth: int = 0
     max_depth: int = MAX_DEPTH
+
+    def __post_init__(self) -> None:
+        # Whoever holds a context may recurse max_depth levels (read_value): decode() of a
+        # row-major batch, hybrid containers, row groups... not only loads(), which used to
+        # be the one caller raising the limit, so a few hundred nested lists passed to
+        # decode() hit the interpreter's default limit as a bare RecursionError.
+        ensure_recursion_room(self.max_depth)

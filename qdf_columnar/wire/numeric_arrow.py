@@ -3,7 +3,7 @@
 The v1 presence mask of a nullable column is already an Arrow validity bitmap
 (LSB-first, 1 = present), so full-column nulls cost no conversion; present values are
 scattered by a kernel into a buffer from Arrow's pool. Logical types from the schema
-note (int32, timestamp units, dates, durations, float16, dictionaries) are restored
+note (int32, timestamp units, dates, durations, decimals, float16, dictionaries) are restored
 from their storage without copying where Arrow allows a view.
 """
 
@@ -14,6 +14,7 @@ import pyarrow as pa
 from qdf_kernels import columns as ck
 
 from ..columns import alloc
+from ..columns.decimals import from_scaled_int64
 from ..errors import CorruptDataError
 
 
@@ -39,6 +40,8 @@ def to_arrow(
             validity = pa.py_buffer(np.ascontiguousarray(bitmap))
     elif rows is not None:
         vals = vals[rows]
+    if pa.types.is_decimal(typ):
+        return from_scaled_int64(vals, typ, validity, mask=None if valid is None else ~valid)
     storage = _storage_type(typ)
     if vals.dtype != storage.to_pandas_dtype() and not pa.types.is_boolean(storage):
         vals = vals.astype(storage.to_pandas_dtype())

@@ -6,7 +6,9 @@ exists, the encoder appends one extra **int** column named ``__qdf_schema__`` + 
 whose body is all zeros (a 0-bit FOR payload, a handful of bytes). The buffer stays
 plain qdf v1: any v1 reader sees an ordinary int column, and this decoder hides it.
 JSON layout: ``{"v": 1, "types": {column: arrow-type-spelling}, "pandas": <pandas metadata>,
-"arrow_dtype": [columns that were pd.ArrowDtype]}`` (the last two only when present).
+"arrow_dtype": [columns that were pd.ArrowDtype], "qdf_pandas": <the qdf.pandas document>,
+"logical": {column: type spelling}}`` (the last four only when present; ``qdf_pandas`` is
+described in :mod:`qdf_columnar.columns.frames`, ``logical`` in :mod:`qdf_columnar.columns.logical`).
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..columns.frames import PANDAS_NOTE_KEY
 from ..columns.inputs import ARROW_DTYPE_KEY
 from ..columns.kinds import DEFAULT_TYPES, type_from_str, type_to_str
+from ..columns.logical import LOGICAL_KEY
 from ..errors import CorruptDataError
 from ..format.tags import ColKind
 
@@ -29,21 +33,37 @@ def build_note(table: pa.Table, kinds: list[int], extra: dict[str, Any] | None =
 
     ``extra`` entries (the shredded layout's ``"shred"``) are added and force a note.
     """
-    types: dict[str, str] = {}
-    for field, kind in zip(table.schema, kinds):
-        if kind == ColKind.RESIDUAL or field.type != DEFAULT_TYPES[kind]:
-            types[field.name] = type_to_str(field.type)
-    meta = table.schema.metadata or {}
+    types = {field.name: field.type for field, kind in zip(table.schema, kinds)
+             if kind == ColKind.RESIDUAL or field.type != DEFAULT_TYPES[kind]}
+    doc = note_document(types, table.schema.metadata or {})
+    if doc is None and not extra:
+        return None
+    doc = doc or {"v": 1, "types": {}}
+    # Key order v, types, extra, metadata: the bytes of earlier releases' notes stay the same.
+    note = {"v": 1, "types": doc.pop("types"), **(extra or {})}
+    doc.pop("v")
+    note.update(doc)
+    return PREFIX + json.dumps(note, separators=(",", ":"), ensure_ascii=False)
+
+
+def note_document(types: dict[str, pa.DataType], meta: dict[bytes, bytes]) -> dict[str, Any] | None:
+    """The note's JSON document for these column types and schema metadata (None when empty)."""
     pandas_meta = meta.get(b"pandas")
     arrow_dtype = meta.get(ARROW_DTYPE_KEY)
-    if not types and pandas_meta is None and not extra:
+    qdf_pandas = meta.get(PANDAS_NOTE_KEY)
+    logical = meta.get(LOGICAL_KEY)
+    if not types and pandas_meta is None and qdf_pandas is None and logical is None:
         return None
-    note: dict[str, Any] = {"v": 1, "types": types, **(extra or {})}
+    note: dict[str, Any] = {"v": 1, "types": {name: type_to_str(t) for name, t in types.items()}}
     if pandas_meta is not None:
         note["pandas"] = json.loads(pandas_meta)
     if arrow_dtype is not None:
         note["arrow_dtype"] = json.loads(arrow_dtype)
-    return PREFIX + json.dumps(note, separators=(",", ":"), ensure_ascii=False)
+    if qdf_pandas is not None:
+        note["qdf_pandas"] = json.loads(qdf_pandas)
+    if logical is not None:
+        note["logical"] = json.loads(logical)
+    return note
 
 
 def is_note(name: str, kind: int) -> bool:
@@ -66,6 +86,14 @@ def parse_note(name: str) -> tuple[dict[str, pa.DataType], dict[bytes, bytes], L
     """
     try:
         note = json.loads(name[len(PREFIX) :])
+    except ValueError as exc:
+        raise CorruptDataError(f"unreadable schema note column: {exc}") from None
+    return parse_note_document(note)
+
+
+def parse_note_document(note: Any) -> tuple[dict[str, pa.DataType], dict[bytes, bytes], Layout | None]:
+    """:func:`parse_note` of an already parsed JSON document (raises CorruptDataError)."""
+    try:
         if not isinstance(note, dict) or note.get("v") != 1:
             raise ValueError("unknown schema note version")
         types = {str(k): type_from_str(v) for k, v in note.get("types", {}).items()}
@@ -76,6 +104,14 @@ def parse_note(name: str) -> tuple[dict[str, pa.DataType], dict[bytes, bytes], L
             if not all(isinstance(c, str) for c in note["arrow_dtype"]):
                 raise ValueError("arrow_dtype must list column names")
             meta[ARROW_DTYPE_KEY] = json.dumps(note["arrow_dtype"]).encode()
+        if note.get("qdf_pandas") is not None:
+            if not isinstance(note["qdf_pandas"], dict):
+                raise ValueError("qdf_pandas must be an object")
+            meta[PANDAS_NOTE_KEY] = json.dumps(note["qdf_pandas"], separators=(",", ":")).encode()
+        if note.get("logical") is not None:
+            if not isinstance(note["logical"], dict):
+                raise ValueError("logical must be an object")
+            meta[LOGICAL_KEY] = json.dumps(note["logical"], separators=(",", ":")).encode()
         return types, meta, _shred_layout(note.get("shred"))
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         raise CorruptDataError(f"unreadable schema note column: {exc}") from None

@@ -96,9 +96,9 @@ class EncodeSession:
 
                 write_table_columnar(out, tbl, self.ctx)
             else:
-                from ..api import _rows_for_speed
+                from .rows import rows_for_speed
 
-                write_value(out, _rows_for_speed(tbl), self.ctx)
+                write_value(out, rows_for_speed(tbl), self.ctx)
         except BaseException:
             del out[mark:]
             self.ctx.depth = 0

@@ -62,6 +62,10 @@ def slices_to_arrow(sl: StringSlices | list[bytes], typ: pa.DataType, rows: np.n
             out.validate(full=True)
         except pa.ArrowInvalid:
             raise CorruptDataError("string column holds invalid UTF-8") from None
+    if pa.types.is_null(typ):  # an all-null column (e.g. the empty categories of a no-row categorical)
+        if n:
+            raise CorruptDataError(f"the schema note says all-null but the column holds {n} values")
+        return pa.array([], pa.null())
     if out.type != typ and not (large and typ in (pa.string(), pa.binary())):
         out = out.cast(typ)
     return out

@@ -529,6 +529,20 @@ def dumps(obj: object, mode: Mode = "speed") -> bytes:
     whole-body entropy pass when that makes it smaller.
     """
     opts = parse_mode(mode)
+    try:
+        return _dumps(obj, opts)
+    except UnicodeEncodeError as exc:
+        raise not_unicode(exc) from None
+
+
+def not_unicode(exc: UnicodeEncodeError) -> UnsupportedTypeError:
+    """The typed error for a str that cannot be UTF-8 (a lone surrogate), quoting where."""
+    around = exc.object[max(0, exc.start - 8):exc.start + 8] if isinstance(exc.object, str) else ""
+    return UnsupportedTypeError(
+        f"a string is not valid Unicode ({exc.reason} at character {exc.start}: {around!r}); qdf strings are UTF-8")
+
+
+def _dumps(obj: object, opts: Options) -> bytes:
     if not _FAST:
         _load_fast()
     one_shot = _FAST[1]
