@@ -78,6 +78,10 @@ def _frames() -> dict[str, pd.DataFrame]:
             pd.Timestamp("2020-01-01"), periods=3, freq="D")}),
         "period in row multiindex": pd.DataFrame(
             {"v": [1, 2]}, index=pd.MultiIndex.from_arrays([pd.period_range("2020", periods=2, freq="Y"), [1, 2]])),
+        "row index of mixed types": pd.DataFrame({"v": [1, 2]}, index=pd.Index([1, "a"], name="k")),
+        "row multiindex with a mixed level": pd.DataFrame(
+            {"v": [1, 2]}, index=pd.MultiIndex.from_arrays([pd.Index([1, "a"]), [0.5, 1.5]], names=["m", None])),
+        "row index of lists": pd.DataFrame({"v": [1, 2]}, index=pd.Index([[1], [2, 3]], dtype=object)),
         "row index of object strings": pd.DataFrame({"v": [1, 2]}, index=pd.Index(["a", "b"], dtype=object, name="k")),
         "sparse ints": pd.DataFrame({"a": pd.arrays.SparseArray([0, 0, 1, 0])}),
         "sparse floats block": pd.DataFrame({"a": pd.arrays.SparseArray([np.nan, 2.0, np.nan], kind="block")}),
@@ -114,6 +118,14 @@ def test_object_values_keep_their_python_types(name: str) -> None:
             assert list(a) == list(b) and [type(v) for v in a.values()] == [type(v) for v in b.values()]
 
 
+def test_records_and_numpy_outputs_give_the_python_objects() -> None:
+    df = pd.DataFrame({"a": [[1, 2], {"k": (3,)}, None], "n": [1, 2, 3]})
+    buf = qdf.encode(df)
+    assert qdf.decode(buf, output="records") == [{"a": [1, 2], "n": 1}, {"a": {"k": (3,)}, "n": 2},
+                                                   {"a": None, "n": 3}]
+    assert qdf.decode(buf, output="numpy")["a"].tolist() == [[1, 2], {"k": (3,)}, None]
+
+
 def test_string_view_round_trips(tmp_path) -> None:
     # pandas cannot compare string_view ArrowDtype columns (its dtype .type raises), so compare the Arrow data.
     df = pd.DataFrame({"a": pd.Series(["x", None], dtype=pd.ArrowDtype(pa.string_view()))})
@@ -140,6 +152,25 @@ def test_labels_survive_projection_and_filter() -> None:
     buf = qdf.encode(df)
     got = qdf.decode(buf, columns=["2.5"], filter=qdf.col("1") >= 2)
     pd.testing.assert_frame_equal(got, df[df[1] >= 2][[2.5]].reset_index(drop=True), check_exact=True)
+
+
+@pytest.mark.parametrize("kw", [{"mode": "speed"}, {"nested": "rows"}, {}, {"mode": "compression"}])
+def test_nested_decimal_and_temporal_leaves(kw) -> None:
+    t = pa.table({
+        "d": pa.array([[D("1.5")], [], None, [None, D("-2.25")]], pa.list_(pa.decimal128(5, 2))),
+        "s": pa.array([{"x": D("2.25"), "y": datetime.date(2020, 1, 1)}, None, {"x": None, "y": None},
+                       {"x": D("1"), "y": datetime.date(1999, 1, 1)}],
+                      pa.struct([("x", pa.decimal128(6, 2)), ("y", pa.date32())])),
+        "m": pa.array([[("a", datetime.timedelta(seconds=5))], [], None, [("b", None)]],
+                      pa.map_(pa.string(), pa.duration("ms"))),
+        "l": pa.array([[[datetime.date(2020, 1, 2)]], None, [[None], []], []], pa.large_list(pa.list_(pa.date32()))),
+        "i": [1, 2, 3, 4],
+    })
+    for start, length in ((0, 4), (1, 3), (2, 2), (3, 1), (0, 0)):
+        part = t.slice(start, length)
+        assert qdf.decode(qdf.encode(part, **kw), output="arrow").equals(part), (start, length)
+    got = qdf.decode(qdf.encode(t, **kw), filter=qdf.col("i") >= 3, output="arrow")
+    assert got.equals(t.slice(2))
 
 
 def test_speed_mode_keeps_map_columns_maps() -> None:

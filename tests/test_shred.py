@@ -172,8 +172,8 @@ def test_unshreddable_nested_types_fall_back_to_the_hybrid_container() -> None:
     assert qdf.decode(buf, output="arrow").equals(t)
     t = pa.table({"d": pa.array([[decimal.Decimal("1.5")], []], pa.list_(pa.decimal128(5, 2)))})
     assert qdf.decode(qdf.encode(t), output="arrow").equals(t)  # decimal leaves shred as scaled ints
-    with pytest.raises(qdf.UnsupportedTypeError, match="'d'"):  # row-major values have no decimal tag
-        qdf.encode(t, nested="rows")
+    for kw in ({"nested": "rows"}, {"mode": "speed"}):  # row-major: the leaves as their integer storage
+        assert qdf.decode(qdf.encode(t, **kw), output="arrow").equals(t)
     with pytest.raises(qdf.InvalidOptionError):
         qdf.encode(t, nested="sideways")
 

@@ -29,7 +29,7 @@ from ..errors import CorruptDataError, UnsupportedTypeError
 from .labels import describe_columns, field_names, from_json, rebuild_columns, to_json
 from .pyobjects import bad_string_row, object_column, restore_object
 
-__all__ = ["PANDAS_NOTE_KEY", "frame_to_table", "restore_frame", "strip_categories"]
+__all__ = ["PANDAS_NOTE_KEY", "frame_to_table", "restore_frame", "strip_categories", "python_object_columns"]
 
 #: Schema-metadata key of the JSON document described in the module docstring.
 PANDAS_NOTE_KEY = b"qdf.pandas"
@@ -57,6 +57,8 @@ def frame_to_table(df: Any) -> pa.Table:
         elif dense is not None:
             work.isetitem(i, dense)
     index_specs = _index_specs(df.index)
+    if any(arr is not None for _, arr in index_specs.values()):
+        work.index = _index_stand_in(df.index, [i for i, (_, arr) in index_specs.items() if arr is not None])
     table = _from_pandas(work)
     for name, arr in arrays.items():
         table = table.set_column(table.column_names.index(name), pa.field(name, arr.type), arr)
@@ -69,6 +71,7 @@ def frame_to_table(df: Any) -> pa.Table:
         specs[field] = spec
         if arr is not None:
             table = table.set_column(table.column_names.index(field), pa.field(field, arr.type), arr)
+            arrays[field] = arr
     if arrays:
         _describe_replaced(pd_meta, arrays)
     note: dict[str, Any] = {"v": 1}
@@ -167,6 +170,18 @@ def _index_specs(index: Any) -> dict[int, tuple[dict[str, Any], pa.Array | None]
     return out
 
 
+def _index_stand_in(index: Any, levels: list[int]) -> Any:
+    """``index`` with the given levels replaced by int8 zeros (pyarrow may not convert them;
+    their Arrow arrays are put in afterwards), names kept so pyarrow names the columns alike."""
+    import pandas as pd
+
+    zeros = np.zeros(len(index), dtype=np.int8)
+    if not isinstance(index, pd.MultiIndex):
+        return pd.Index(zeros, name=index.name)
+    arrays = [zeros if i in levels else index.get_level_values(i) for i in range(index.nlevels)]
+    return pd.MultiIndex.from_arrays(arrays, names=index.names)
+
+
 def _describe_replaced(pd_meta: dict[str, Any], arrays: dict[str, pa.Array]) -> None:
     """The pandas metadata of columns this module converted: plain object columns for pyarrow."""
     for entry in pd_meta.get("columns", []):
@@ -213,6 +228,22 @@ def restore_frame(df: Any, table: pa.Table) -> Any:
     except (ValueError, TypeError, KeyError, AttributeError, IndexError, pa.ArrowException) as exc:
         raise CorruptDataError(f"the pandas note in the schema does not fit the data: {exc}") from None
     return df
+
+
+def python_object_columns(table: pa.Table) -> dict[str, np.ndarray]:
+    """The columns of ``table`` stored as typed JSON (``pyjson``), as numpy arrays of their Python values.
+
+    Outputs other than pandas (``records``, ``numpy``) use them instead of the JSON text.
+    """
+    raw = (table.schema.metadata or {}).get(PANDAS_NOTE_KEY)
+    if raw is None:
+        return {}
+    try:
+        specs = json.loads(raw).get("specs", {})
+        return {name: restore_object(table.column(name), spec) for name, spec in specs.items()
+                if isinstance(spec, dict) and spec.get("k") == "pyjson" and name in table.column_names}
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise CorruptDataError(f"the pandas note in the schema does not fit the data: {exc}") from None
 
 
 def _index_fields(table: pa.Table) -> list[str]:

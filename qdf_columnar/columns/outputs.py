@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptDataError
-from .frames import PANDAS_NOTE_KEY
+from .frames import PANDAS_NOTE_KEY, python_object_columns
 from .inputs import ARROW_DTYPE_KEY
 
 OutputKind = Literal["pandas", "arrow", "numpy", "records"]
@@ -26,10 +26,16 @@ def convert_output(table: pa.Table, output: OutputKind) -> Any:
         except (ValueError, TypeError, KeyError, IndexError, pa.ArrowException) as exc:
             # The metadata came from the buffer's schema note: a damaged note is corrupt input.
             raise CorruptDataError(f"the pandas metadata in the schema note does not fit the data: {exc}") from None
+    python = python_object_columns(table)  # object columns of a DataFrame: their Python values
     if output == "records":
         meta = (table.schema.metadata or {}).get(b"pandas")
-        return table.drop_columns(pandas_index_columns(meta, table.column_names)).to_pylist()
-    return {name: _to_numpy(table.column(name)) for name in table.column_names}
+        rows = table.drop_columns(pandas_index_columns(meta, table.column_names)).to_pylist()
+        for name, values in python.items():
+            if rows and name in rows[0]:
+                for row, v in zip(rows, values):
+                    row[name] = v
+        return rows
+    return {name: python[name] if name in python else _to_numpy(table.column(name)) for name in table.column_names}
 
 
 def to_pandas(table: pa.Table) -> Any:

@@ -5,7 +5,8 @@ columnar bodies as N rows x (residual fields in declaration order) of ordinary
 row-major values through the Dense writer, as the reference does for nested struct
 fields (qdf-wire-v1.md §2.5). Arrow maps become qdf maps (not lists of pairs); the
 Arrow type itself travels in the schema note, so decoding gives back the same nested
-Arrow types.
+Arrow types; decimal, date, time and duration leaves are written as their integer
+storage (:mod:`qdf_columnar.columns.nested_storage`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..columns.nested_storage import from_storage as nested_from_storage
+from ..columns.nested_storage import needs_storage, storage_type
+from ..columns.nested_storage import to_storage as nested_to_storage
 from ..errors import CorruptDataError, UnsupportedTypeError
 
 
@@ -32,6 +36,8 @@ def write_residual_rows(out: bytearray, columns: list[pa.Array], ctx: Any) -> No
 
     # pyarrow turns maps into dicts in C ("strict" refuses duplicate keys rather than
     # silently keeping one): much faster than walking every value by type in Python.
+    # Decimal / date / time / duration leaves have no v1 value tag: written as their integer storage.
+    columns = [nested_to_storage(col) if needs_storage(col.type) else col for col in columns]
     try:
         values = [col.to_pylist(maps_as_pydicts="strict") for col in columns]
     except KeyError as exc:  # a map with a repeated key: qdf maps (like Go maps) cannot hold it
@@ -57,6 +63,8 @@ def read_residual_rows(r: Any, n_rows: int, n_fields: int, ctx: Any) -> list[lis
 def to_arrow(values: list[Any], typ: pa.DataType, name: str) -> pa.Array:
     """Build the residual column back as ``typ``; a value of the wrong shape is corrupt data."""
     try:
+        if needs_storage(typ):
+            return nested_from_storage(pa.array(values, type=storage_type(typ)), typ)
         return pa.array(values, type=typ)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
         raise CorruptDataError(f"residual values do not fit {typ}: {exc}", column=name) from None

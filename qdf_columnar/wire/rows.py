@@ -10,7 +10,8 @@ sees it as one more (nil) field of the first row. A batch with no rows is writte
 one map holding only the note key, so its columns and types survive too.
 
 Values are written as their storage: dates, times and durations as their integer
-ticks, decimals as scaled integers, dictionaries decoded, float16 widened to float32 (exact); the note's types
+ticks, decimals as scaled integers (also as leaves of nested values,
+:mod:`qdf_columnar.columns.nested_storage`), dictionaries decoded, float16 widened to float32 (exact); the note's types
 turn them back.
 """
 
@@ -24,6 +25,9 @@ import numpy as np
 import pyarrow as pa
 
 from ..columns.decimals import from_scaled_int64, scaled_int64
+from ..columns.nested_storage import from_storage as nested_from_storage
+from ..columns.nested_storage import needs_storage, storage_type
+from ..columns.nested_storage import to_storage as nested_to_storage
 from ..columns.outputs import empty_table
 from ..errors import CorruptDataError, DecodeError, UnsupportedTypeError
 from .schema_note import PREFIX, note_document, parse_note_document
@@ -69,6 +73,8 @@ def _storage_values(col: pa.ChunkedArray) -> list[Any]:
         col, t = col.cast(pa.float32()), pa.float32()
     if pa.types.is_float32(t):
         return _f32_values(col)
+    if needs_storage(t):  # decimals / dates / times / durations inside lists, structs, maps
+        col = pa.chunked_array([nested_to_storage(c) for c in col.chunks], storage_type(t))
     if pa.types.is_decimal(t):
         arr = col.combine_chunks()
         ints = scaled_int64(arr)
@@ -171,6 +177,8 @@ def _column(vals: list[Any], typ: pa.DataType | None) -> pa.Array:
     if pa.types.is_float32(typ):
         return pa.array(np.array([np.float32(0) if v is None else v for v in vals], dtype=np.float32),
                         mask=np.array([v is None for v in vals], dtype=bool))
+    if needs_storage(typ):
+        return nested_from_storage(pa.array(vals, type=storage_type(typ)), typ)
     return pa.array(vals, type=typ)
 
 
