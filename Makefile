@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test test-boundscheck fuzz bench bench-quick bench-compress bench-files bench-stream lint warmup clean
+.PHONY: demo test test-boundscheck fuzz bench bench-quick bench-compress bench-files bench-stream bench-real lint warmup clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -70,6 +70,11 @@ bench-files: $(BENCH_STAMP)
 # Messages and streams vs msgpack-python (size of a 10k-record stream, dumps/loads speed).
 bench-stream: $(BENCH_STAMP)
 	$(PY) bench/bench_stream.py $(ARGS)
+
+# Real public tables (bench/bench_real.py): qdf vs Parquet / IPC / Vortex / Lance and the
+# per-column best-of-peers floor. ~6-8 min; ARGS=--quick for 5 small tables (~1 min).
+bench-real: $(BENCH_STAMP)
+	$(PY) bench/bench_real.py $(ARGS)
 
 lint: $(STAMP)
 	$(PY) -m ruff check qdf_columnar kernels tests bench fuzz
