@@ -24,7 +24,6 @@ import ctypes
 import gc
 import json
 import random
-import statistics
 import sys
 import time
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ import pyarrow as pa  # noqa: E402
 
 from bench import fixtures as fx_mod  # noqa: E402
 from bench import peers as peer_mod  # noqa: E402
+from bench.env import SampleStats  # noqa: E402
 from bench.env import environment as _environment  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
@@ -49,7 +49,7 @@ QUICK_PEERS = ("json", "msgpack", "parquet-zstd3", "ipc-lz4", "qdf-speed", "qdf-
 
 
 @dataclass
-class Cell:
+class Cell(SampleStats):
     fixture: str
     peer: str
     status: str = "ok"  # "ok" or the reason there is no figure
@@ -59,14 +59,6 @@ class Cell:
     peak_bytes: int | None = None
     blob: Any = None
     native: Any = None
-
-    def median_ms(self, op: str) -> float | None:
-        s = self.samples.get(op)
-        return statistics.median(s) * 1e3 if s else None
-
-    def min_ms(self, op: str) -> float | None:
-        s = self.samples.get(op)
-        return min(s) * 1e3 if s else None
 
 
 def _log(msg: str) -> None:

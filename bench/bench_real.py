@@ -32,7 +32,6 @@ import io
 import json
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -53,6 +52,7 @@ import pyarrow.ipc as ipc  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from bench.bench_matrix import _measured_decode, _time  # noqa: E402
+from bench.env import SampleStats  # noqa: E402
 from bench.env import environment as _environment  # noqa: E402
 from bench.peers.columnar import (  # noqa: E402
     _TMP_ROOT,
@@ -314,7 +314,7 @@ def _same(want: pa.Table, df: pd.DataFrame) -> None:
 
 # --------------------------------------------------------------------------- cells
 @dataclass
-class Cell:
+class Cell(SampleStats):
     table: str
     peer: str
     status: str = "ok"
@@ -323,14 +323,6 @@ class Cell:
     samples: dict[str, list[float]] = field(default_factory=dict)
     op_status: dict[str, str] = field(default_factory=dict)  # op -> why it has no figure
     blob: Any = None
-
-    def median_ms(self, op: str) -> float | None:
-        s = self.samples.get(op)
-        return statistics.median(s) * 1e3 if s else None
-
-    def min_ms(self, op: str) -> float | None:
-        s = self.samples.get(op)
-        return min(s) * 1e3 if s else None
 
 
 def _why(exc: BaseException) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import platform
+import statistics
 from typing import Any
 
 
@@ -30,3 +31,17 @@ def environment(packages: tuple[str, ...]) -> dict[str, Any]:
         "load_1min": round(os.getloadavg()[0], 2),
         "packages": versions,
     }
+
+
+class SampleStats:
+    """``median_ms`` / ``min_ms`` of a benchmark cell's ``samples`` (operation -> seconds)."""
+
+    samples: dict[str, list[float]]
+
+    def median_ms(self, op: str) -> float | None:
+        s = self.samples.get(op)
+        return statistics.median(s) * 1e3 if s else None
+
+    def min_ms(self, op: str) -> float | None:
+        s = self.samples.get(op)
+        return min(s) * 1e3 if s else None
