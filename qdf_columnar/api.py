@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from .columns.inputs import to_arrow_table
 from .columns.logical import from_storage, to_storage
-from .columns.outputs import OutputKind, convert_output, pandas_index_columns
+from .columns.outputs import OutputKind, convert_output, empty_table, pandas_index_columns
 from .errors import CorruptDataError, DecodeError, InvalidOptionError, QueryError, UnsupportedTypeError
 from .format.header import ENTROPY_MIN_GAIN_WITH_INDEX, finish_body, open_body, pack_header
 from .format.reader import ByteReader
@@ -28,7 +28,7 @@ from .wire.colstruct_read import read_header as read_colstruct_header
 from .wire.colstruct_write import write_table_columnar
 from .wire.context import DecodeContext, EncodeContext
 from .wire.parallel import materialize
-from .wire.rows import empty_table, rows_for_speed, rows_table, split_note
+from .wire.rows import rows_for_speed, rows_table, split_note
 from .wire.shred_plan import is_nested, shreddable
 from .wire.shred_read import decode_shredded, open_shredded
 

@@ -193,10 +193,10 @@ def _open_qdf(path: str, columns: list[str] | None, expr: Any) -> _Input:
             table = f.read(columns, expr, output="arrow")
             return _Input(table.schema, iter([table]), f.num_rows, close=f.close)
         # Streams through QdfFile's per-group internals until io offers a public per-group read.
-        from .io.reader import _project_metadata
+        from .columns.outputs import project_pandas_metadata
 
         proj = _project(columns, f.schema) or f.schema.names
-        target = _sub_schema(f.schema, proj).with_metadata(_project_metadata(f.schema, proj) or {})
+        target = _sub_schema(f.schema, proj).with_metadata(project_pandas_metadata(f.schema.metadata, proj))
         _, plan = f._plan(expr)
     except BaseException:
         f.close()

@@ -23,6 +23,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
+from .io.source import is_url
+
 __all__ = ["read_qdf", "to_qdf"]
 
 _SUFFIX = ".qdf"
@@ -39,10 +41,6 @@ def _require_dask() -> Any:
 
 
 # ----------------------------------------------------------------------------- paths
-
-
-def _is_url(p: str) -> bool:
-    return "://" in p or "::" in p
 
 
 def _natural_key(s: str) -> list[Any]:
@@ -86,7 +84,7 @@ def _expand(paths_or_glob: Any, storage_options: dict[str, Any] | None) -> list[
 
 
 def _join(directory: str, name: str) -> str:
-    if _is_url(directory):
+    if is_url(directory):
         return directory.rstrip("/") + "/" + name
     return os.path.join(directory, name)
 

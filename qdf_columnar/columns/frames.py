@@ -72,8 +72,6 @@ def frame_to_table(df: Any) -> pa.Table:
         if arr is not None:
             table = table.set_column(table.column_names.index(field), pa.field(field, arr.type), arr)
             arrays[field] = arr
-    if arrays:
-        _describe_replaced(pd_meta, arrays)
     note: dict[str, Any] = {"v": 1}
     cols = describe_columns(df.columns)
     if cols is not None:
@@ -81,7 +79,9 @@ def frame_to_table(df: Any) -> pa.Table:
     if specs:
         note["specs"] = specs
     meta = dict(table.schema.metadata)
-    meta[b"pandas"] = json.dumps(pd_meta).encode()
+    if arrays:
+        _describe_replaced(pd_meta, arrays)
+        meta[b"pandas"] = json.dumps(pd_meta).encode()
     if len(note) > 1:
         meta[PANDAS_NOTE_KEY] = json.dumps(note, separators=(",", ":")).encode()
     return table.replace_schema_metadata(meta)
@@ -205,29 +205,38 @@ def strip_categories(meta: dict[bytes, bytes]) -> dict[bytes, bytes]:
 
 def restore_frame(df: Any, table: pa.Table) -> Any:
     """Apply the ``qdf.pandas`` note of ``table`` to ``df = to_pandas(table)``."""
-    raw = (table.schema.metadata or {}).get(PANDAS_NOTE_KEY)
-    if raw is None:
-        return df
-    try:
-        note = json.loads(raw)
-        specs = note.get("specs", {})
-        if not isinstance(note, dict) or note.get("v") != 1 or not isinstance(specs, dict):
-            raise ValueError("unknown pandas note version")
-        index_fields = _index_fields(table)
-        for name, spec in specs.items():
-            if name not in table.column_names:
-                continue
-            if name in index_fields:
-                df.index = _restore_level(df.index, index_fields.index(name), table.column(name), spec)
-            elif name in df.columns:
-                df.isetitem(list(df.columns).index(name), _restore(df[name], table.column(name), spec))
-        if "columns" in note:
-            df.columns = rebuild_columns(note["columns"], [str(c) for c in df.columns])
-    except CorruptDataError:
-        raise
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError, pa.ArrowException) as exc:
-        raise CorruptDataError(f"the pandas note in the schema does not fit the data: {exc}") from None
+    meta = table.schema.metadata or {}
+    raw = meta.get(PANDAS_NOTE_KEY)
+    note: dict[str, Any] = {}
+    if raw is not None:
+        try:
+            note = json.loads(raw)
+            if not isinstance(note, dict) or note.get("v") != 1 or not isinstance(note.get("specs", {}), dict):
+                raise ValueError("unknown pandas note version")
+            _apply_note(df, table, note)
+        except CorruptDataError:
+            raise
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError, pa.ArrowException) as exc:
+            raise CorruptDataError(f"the pandas note in the schema does not fit the data: {exc}") from None
+    if df.shape[1] == 0 and "columns" not in note and b"pandas" in meta:
+        import pandas as pd
+
+        # No column left (columns=[]): pandas would give an object Index; the frame had the default one.
+        df.columns = pd.Index([], dtype=pd.Index(["a"]).dtype)
     return df
+
+
+def _apply_note(df: Any, table: pa.Table, note: dict[str, Any]) -> None:
+    index_fields = _index_fields(table)
+    for name, spec in note.get("specs", {}).items():
+        if name not in table.column_names:
+            continue
+        if name in index_fields:
+            df.index = _restore_level(df.index, index_fields.index(name), table.column(name), spec)
+        elif name in df.columns:
+            df.isetitem(list(df.columns).index(name), _restore(df[name], table.column(name), spec))
+    if "columns" in note:
+        df.columns = rebuild_columns(note["columns"], [str(c) for c in df.columns])
 
 
 def python_object_columns(table: pa.Table) -> dict[str, np.ndarray]:

@@ -1,8 +1,8 @@
-"""Nested Arrow arrays whose leaves row-major v1 values cannot hold, rewritten to leaves they can.
+"""Arrow arrays row-major v1 values cannot hold, rewritten to values they can.
 
-A v1 value has no tag for a decimal, a date, a time or a duration, so a list / struct /
-map column with such leaves cannot be written as row-major values (speed mode, the
-``F7`` hybrid container) as it is. :func:`to_storage` rewrites the leaves to their
+A v1 value has no tag for a decimal, a date, a time or a duration, so such a column,
+or a list / struct / map column with such leaves, cannot be written as row-major
+values (speed mode, the ``F7`` hybrid container) as it is. :func:`to_storage` rewrites the leaves to their
 integer storage (decimals as scaled int64, see :mod:`.decimals`; dates, times and
 durations as their ticks) keeping every offset and null; :func:`from_storage` turns the
 decoded storage back into the logical type recorded in the schema note.
@@ -45,8 +45,8 @@ def storage_type(t: pa.DataType) -> pa.DataType:
 
 
 def needs_storage(t: pa.DataType) -> bool:
-    """Is ``t`` a nested type with a leaf :func:`to_storage` rewrites?"""
-    return pa.types.is_nested(t) and storage_type(t) != t
+    """Is ``t`` (or a leaf of it) a type :func:`to_storage` rewrites?"""
+    return storage_type(t) != t
 
 
 def _mask(arr: pa.Array) -> pa.Array | None:

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptDataError
-from .frames import PANDAS_NOTE_KEY, python_object_columns
+from .frames import python_object_columns, restore_frame
 from .inputs import ARROW_DTYPE_KEY
 
 OutputKind = Literal["pandas", "arrow", "numpy", "records"]
@@ -56,17 +56,12 @@ def to_pandas(table: pa.Table) -> Any:
     ``pd.read_parquet`` on such frames). Those columns are converted with their dtype
     string neutralised, then replaced by the Arrow data itself.
     """
-    from .frames import restore_frame
-
-    table = project_pandas_metadata(table)
-    df = restore_frame(_base_to_pandas(table), table)
     meta = table.schema.metadata or {}
-    if df.shape[1] == 0 and b"pandas" in meta and b'"columns"' not in meta.get(PANDAS_NOTE_KEY, b""):
-        import pandas as pd
-
-        # No columns left (columns=[]): pandas would give an object Index; the frame's was the default one.
-        df.columns = pd.Index([], dtype=pd.Index(["a"]).dtype)
-    return df
+    projected = project_pandas_metadata(meta, table.column_names)
+    if projected is not meta:
+        table = empty_table(table.num_rows, projected) if table.num_columns == 0 \
+            else table.replace_schema_metadata(projected)
+    return restore_frame(_base_to_pandas(table), table)
 
 
 def _base_to_pandas(table: pa.Table) -> Any:
@@ -95,28 +90,29 @@ def _base_to_pandas(table: pa.Table) -> Any:
     return df
 
 
-def project_pandas_metadata(table: pa.Table) -> pa.Table:
-    """``table`` whose pandas metadata describes only the columns it has.
+def project_pandas_metadata(meta: dict[bytes, bytes] | None, names: list[str]) -> dict[bytes, bytes]:
+    """Schema metadata whose pandas part describes only the columns ``names``.
 
     pandas parses the dtype of every column its metadata lists, present or not, and
     cannot parse some (``list<item: int64>[pyarrow]``), so a projection (``columns=``)
-    must drop the absent ones.
+    must drop the absent ones. Returns ``meta`` itself when nothing is dropped, or when
+    the pandas part is unreadable (``to_pandas`` then reports it as corrupt).
     """
-    meta = table.schema.metadata or {}
+    meta = meta if meta is not None else {}
     raw = meta.get(b"pandas")
     if raw is None:
-        return table
-    pd_meta = json.loads(raw)
-    present = set(table.column_names)
-    cols = pd_meta.get("columns", [])
-    keep = [c for c in cols if c.get("field_name") in present]
+        return meta
+    try:
+        pd_meta = json.loads(raw)
+        present = set(names)
+        cols = pd_meta.get("columns", [])
+        keep = [c for c in cols if c.get("field_name") in present]
+    except (ValueError, TypeError, AttributeError):
+        return meta
     if len(keep) == len(cols):
-        return table
+        return meta
     pd_meta["columns"] = keep
-    meta = {**meta, b"pandas": json.dumps(pd_meta).encode()}
-    if table.num_columns == 0:
-        return empty_table(table.num_rows, meta)
-    return table.replace_schema_metadata(meta)
+    return {**meta, b"pandas": json.dumps(pd_meta).encode()}
 
 
 def empty_table(n: int, metadata: dict[bytes, bytes] | None) -> pa.Table:

@@ -129,7 +129,7 @@ def _uniform_decimal(values: list[Any]) -> pa.DataType | None:
     return pa.decimal128(precision, scale)
 
 
-def object_column(name: str, values: Any, first_row: int = 0) -> tuple[pa.Array | None, dict[str, Any]]:
+def object_column(name: str, values: Any) -> tuple[pa.Array | None, dict[str, Any]]:
     """(the Arrow array to store, or None to let pyarrow convert the column; its note spec).
 
     ``values`` is the object-dtype Series or Index. Only the missing values are looked
@@ -143,7 +143,7 @@ def object_column(name: str, values: Any, first_row: int = 0) -> tuple[pa.Array 
     nulls.discard(None)
     spec: dict[str, Any] = {"k": "object"}
     if len(nulls) > 1 or (nulls and inferred not in _TYPED and inferred != "decimal"):
-        return _json_cells(name, values.tolist(), first_row), {"k": "pyjson"}
+        return _json_cells(name, values.tolist()), {"k": "pyjson"}
     if nulls and next(iter(nulls)) != "None":
         spec["na"] = next(iter(nulls))
     if inferred == "decimal":
@@ -151,11 +151,11 @@ def object_column(name: str, values: Any, first_row: int = 0) -> tuple[pa.Array 
         present = [v for v in objs if _null_kind(v) is None]
         typ = _uniform_decimal(present)
         if typ is None:
-            return _json_cells(name, objs, first_row), {"k": "pyjson"}
+            return _json_cells(name, objs), {"k": "pyjson"}
         return pa.array([None if _null_kind(v) else v for v in objs], type=typ), spec
     if inferred in _TYPED:
         return None, spec
-    return _json_cells(name, values.tolist(), first_row), {"k": "pyjson"}
+    return _json_cells(name, values.tolist()), {"k": "pyjson"}
 
 
 def bad_string_row(values: Any) -> tuple[int, str] | None:
@@ -170,7 +170,7 @@ def bad_string_row(values: Any) -> tuple[int, str] | None:
     return None
 
 
-def _json_cells(name: str, objs: list[Any], first_row: int) -> pa.Array:
+def _json_cells(name: str, objs: list[Any]) -> pa.Array:
     out: list[str | None] = []
     for i, v in enumerate(objs):
         if v is None:
@@ -180,7 +180,7 @@ def _json_cells(name: str, objs: list[Any], first_row: int) -> pa.Array:
             j = to_json_deep(v)
         except UnsupportedTypeError as exc:
             raise UnsupportedTypeError(
-                f"row {first_row + i} holds a {type(v).__name__} that an object column cannot store exactly "
+                f"row {i} holds a {type(v).__name__} that an object column cannot store exactly "
                 f"({exc.reason}); object columns take str, bytes, numbers, bools, dates, datetimes, Timestamps, "
                 "Timedeltas, Decimals and lists / tuples / dicts / sets of those",
                 column=name,
@@ -188,7 +188,7 @@ def _json_cells(name: str, objs: list[Any], first_row: int) -> pa.Array:
         try:
             out.append(json.dumps(j, separators=(",", ":"), ensure_ascii=False))
         except ValueError as exc:  # a circular reference
-            raise UnsupportedTypeError(f"row {first_row + i} cannot be stored: {exc}", column=name) from None
+            raise UnsupportedTypeError(f"row {i} cannot be stored: {exc}", column=name) from None
     bad = bad_string_row(out)
     if bad is not None:
         raise UnsupportedTypeError(bad[1], column=name)

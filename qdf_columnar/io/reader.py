@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..columns.outputs import convert_output, pandas_index_columns
+from ..columns.outputs import convert_output, empty_table, pandas_index_columns, project_pandas_metadata
 from ..errors import CorruptDataError, DecodeError, QdfWarning, QueryError, TruncatedError
 from ..query import arrow_kind, as_expr, validate
 from ..query.evaluate import _leaves, _ts_ticks
@@ -297,7 +297,8 @@ class QdfFile:
         proj = names if columns is None else columns + [
             c for c in pandas_index_columns((schema.metadata or {}).get(b"pandas"), names) if c not in columns
         ]
-        target = pa.schema([self._target_field(n, cats) for n in proj], metadata=_project_metadata(schema, proj))
+        meta = project_pandas_metadata(schema.metadata, proj) or None
+        target = pa.schema([self._target_field(n, cats) for n in proj], metadata=meta)
         n_workers = _workers(threads, len(groups))
         inner = threads if n_workers == 1 else 1
 
@@ -395,8 +396,6 @@ class QdfFile:
 
     def _combine(self, tables: list[pa.Table], target: pa.Schema, cats: list[str]) -> pa.Table:
         if not target.names:
-            from ..wire.rows import empty_table
-
             return empty_table(sum(t.num_rows for t in tables), target.metadata)
         if not tables:
             dicts = self._meta.dictionaries
@@ -433,26 +432,6 @@ class QdfFile:
         from .summary import repr_html
 
         return repr_html(self)
-
-
-def _project_metadata(schema: pa.Schema, names: list[str]) -> dict[bytes, bytes] | None:
-    """Schema metadata whose pandas part describes only the columns read.
-
-    pandas parses the dtype of every column its metadata lists, present or not, and
-    cannot parse some (``list<item: int64>[pyarrow]``), so absent ones are dropped.
-    """
-    meta = dict(schema.metadata or {})
-    raw = meta.get(b"pandas")
-    if raw is None or len(names) == len(schema):
-        return meta or None
-    try:
-        pd_meta = json.loads(raw)
-        keep = set(names)
-        pd_meta["columns"] = [c for c in pd_meta.get("columns", []) if c.get("field_name") in keep]
-    except (ValueError, TypeError, AttributeError):
-        return meta  # convert_output reports unusable pandas metadata
-    meta[b"pandas"] = json.dumps(pd_meta).encode()
-    return meta
 
 
 def _to_file_dictionary(col: pa.ChunkedArray, t: pa.DictionaryType, values: pa.Array) -> pa.ChunkedArray:

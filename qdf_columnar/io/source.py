@@ -219,7 +219,19 @@ def os_error(exc: OSError, path: str, verb: str) -> QdfIOError:
 # ----------------------------------------------------------------------------- sources
 
 
-class _ViewSource:
+def _check_range(start: int, length: int, size: int) -> None:
+    if start < 0 or start + length > size:
+        raise TruncatedError(f"need bytes [{start}, {start + length}) of a {size}-byte file", offset=start)
+
+
+class _RangeSource:
+    """What every source shares: ``read_ranges`` as one ``read`` per range (fsspec batches them instead)."""
+
+    def read_ranges(self, ranges: list[tuple[int, int]]) -> list[Any]:
+        return [self.read(start, length) for start, length in ranges]  # type: ignore[attr-defined]
+
+
+class _ViewSource(_RangeSource):
     """Random access to a whole file held as one memoryview (a map, or bytes in memory)."""
 
     #: Random access costs nothing: the footer is parsed from one slice of the whole file.
@@ -228,12 +240,9 @@ class _ViewSource:
     _view: memoryview
 
     def read(self, start: int, length: int) -> memoryview:
-        if start < 0 or start + length > self.size:
-            raise TruncatedError(f"need bytes [{start}, {start + length}) of a {self.size}-byte file", offset=start)
+        _check_range(start, length, self.size)
         return self._view[start:start + length]
 
-    def read_ranges(self, ranges: list[tuple[int, int]]) -> list[memoryview]:
-        return [self.read(start, length) for start, length in ranges]
 
 
 class LocalSource(_ViewSource):
@@ -285,7 +294,7 @@ class MemorySource(_ViewSource):
             pass
 
 
-class FileObjectSource:
+class FileObjectSource(_RangeSource):
     """Ranged reads from a seekable binary file object the caller owns (never closed here).
 
     Reads seek then read under a lock: row groups are fetched from a thread pool and one
@@ -301,8 +310,7 @@ class FileObjectSource:
         self.size = int(f.tell())
 
     def read(self, start: int, length: int) -> bytes:
-        if start < 0 or start + length > self.size:
-            raise TruncatedError(f"need bytes [{start}, {start + length}) of a {self.size}-byte file", offset=start)
+        _check_range(start, length, self.size)
         parts, got = [], 0
         with self._lock:
             self.f.seek(start)
@@ -318,9 +326,6 @@ class FileObjectSource:
         if got != length:
             raise TruncatedError(f"read {got} of {length} bytes (the file changed?)", offset=start)
         return parts[0] if len(parts) == 1 and isinstance(parts[0], bytes) else b"".join(parts)
-
-    def read_ranges(self, ranges: list[tuple[int, int]]) -> list[bytes]:
-        return [self.read(start, length) for start, length in ranges]
 
     def close(self) -> None:
         pass  # the caller opened the object and closes it
@@ -345,8 +350,7 @@ class FsspecSource:
         self.size = int(size if size is not None else fs.size(path))
 
     def read(self, start: int, length: int) -> bytes:
-        if start < 0 or start + length > self.size:
-            raise TruncatedError(f"need bytes [{start}, {start + length}) of a {self.size}-byte file", offset=start)
+        _check_range(start, length, self.size)
         data = self.fs.cat_file(self.path, start=start, end=start + length)
         if len(data) != length:
             raise TruncatedError(f"read {len(data)} of {length} bytes (the file changed?)", offset=start)
@@ -355,9 +359,7 @@ class FsspecSource:
     def read_ranges(self, ranges: list[tuple[int, int]]) -> list[bytes]:
         """Several ranges in one call (object stores fetch them concurrently)."""
         for start, length in ranges:
-            if start < 0 or start + length > self.size:
-                raise TruncatedError(f"need bytes [{start}, {start + length}) of a {self.size}-byte file",
-                                     offset=start)
+            _check_range(start, length, self.size)
         out = self.fs.cat_ranges([self.path] * len(ranges), [s for s, _ in ranges], [s + n for s, n in ranges])
         for (start, length), data in zip(ranges, out):
             if isinstance(data, Exception):

@@ -225,7 +225,8 @@ class _Schema:
     def accept(self, item: Any) -> pa.Table:
         t = to_arrow_table(item)
         if self.schema is None:
-            self.schema = t.schema
+            # Category lists live once in the footer's dictionaries, not in every group's note.
+            self.schema = t.schema.with_metadata(strip_categories(dict(t.schema.metadata or {})))
         else:
             self._check(t.schema)
         self._grow_dictionaries(t)
@@ -280,8 +281,7 @@ class _Schema:
     def _pandas_meta(self, first: int, n: int) -> dict[bytes, bytes] | None:
         """The schema metadata with a RangeIndex renumbered to rows [first, first + n)."""
         assert self.schema is not None
-        # Category lists live once in the footer's dictionaries, not in every group's note.
-        meta = strip_categories(dict(self.schema.metadata or {}))
+        meta = dict(self.schema.metadata or {})
         raw = meta.get(b"pandas")
         if raw is None:
             return meta or None

@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..columns.decimals import from_scaled_int64, scaled_int64
 from ..columns.nested_storage import from_storage as nested_from_storage
 from ..columns.nested_storage import needs_storage, storage_type
 from ..columns.nested_storage import to_storage as nested_to_storage
@@ -32,7 +31,7 @@ from ..columns.outputs import empty_table
 from ..errors import CorruptDataError, DecodeError, UnsupportedTypeError
 from .schema_note import PREFIX, note_document, parse_note_document
 
-__all__ = ["rows_for_speed", "rows_table", "split_note", "empty_table"]
+__all__ = ["rows_for_speed", "rows_table", "split_note"]
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
@@ -73,16 +72,8 @@ def _storage_values(col: pa.ChunkedArray) -> list[Any]:
         col, t = col.cast(pa.float32()), pa.float32()
     if pa.types.is_float32(t):
         return _f32_values(col)
-    if needs_storage(t):  # decimals / dates / times / durations inside lists, structs, maps
+    if needs_storage(t):  # decimals / dates / times / durations, also as leaves of nested values
         col = pa.chunked_array([nested_to_storage(c) for c in col.chunks], storage_type(t))
-    if pa.types.is_decimal(t):
-        arr = col.combine_chunks()
-        ints = scaled_int64(arr)
-        return [int(v) if ok else None for v, ok in zip(ints, np.asarray(arr.is_valid()))]
-    if pa.types.is_date32(t) or pa.types.is_time32(t):
-        return col.combine_chunks().view(pa.int32()).to_pylist()
-    if pa.types.is_date64(t) or pa.types.is_time64(t) or pa.types.is_duration(t):
-        return col.combine_chunks().view(pa.int64()).to_pylist()
     return col.to_pylist(maps_as_pydicts="strict")
 
 
@@ -160,13 +151,8 @@ def _column(vals: list[Any], typ: pa.DataType | None) -> pa.Array:
         return inner.cast(typ) if inner.type != typ else inner
     if pa.types.is_float16(typ):
         return _column(vals, pa.float32()).cast(typ)
-    if pa.types.is_decimal(typ):
-        ints = pa.array(vals, pa.int64())
-        return from_scaled_int64(ints.fill_null(0).to_numpy(), typ, mask=np.asarray(ints.is_null()))
-    if pa.types.is_date32(typ) or pa.types.is_time32(typ):
-        return pa.array(vals, pa.int32()).view(typ)
-    if pa.types.is_date64(typ) or pa.types.is_time64(typ) or pa.types.is_duration(typ):
-        return pa.array(vals, pa.int64()).view(typ)
+    if needs_storage(typ):
+        return nested_from_storage(pa.array(vals, type=storage_type(typ)), typ)
     if pa.types.is_timestamp(typ):
         arr = _infer_column(vals)
         if pa.types.is_null(arr.type):
@@ -177,8 +163,6 @@ def _column(vals: list[Any], typ: pa.DataType | None) -> pa.Array:
     if pa.types.is_float32(typ):
         return pa.array(np.array([np.float32(0) if v is None else v for v in vals], dtype=np.float32),
                         mask=np.array([v is None for v in vals], dtype=bool))
-    if needs_storage(typ):
-        return nested_from_storage(pa.array(vals, type=storage_type(typ)), typ)
     return pa.array(vals, type=typ)
 
 

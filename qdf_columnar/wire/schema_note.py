@@ -40,9 +40,8 @@ def build_note(table: pa.Table, kinds: list[int], extra: dict[str, Any] | None =
         return None
     doc = doc or {"v": 1, "types": {}}
     # Key order v, types, extra, metadata: the bytes of earlier releases' notes stay the same.
-    note = {"v": 1, "types": doc.pop("types"), **(extra or {})}
-    doc.pop("v")
-    note.update(doc)
+    note = {"v": 1, "types": doc["types"], **(extra or {})}
+    note.update((k, v) for k, v in doc.items() if k not in note)
     return PREFIX + json.dumps(note, separators=(",", ":"), ensure_ascii=False)
 
 
