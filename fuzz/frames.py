@@ -82,7 +82,17 @@ def seed_frames() -> dict[str, pd.DataFrame]:
             "s_low": [f"tok{i % 5}" for i in range(64)],
         }
     )
-    return {"flat": flat, "nested": nested, "shredded": shredded, "nulls": nulls, "wide": wide_f}
+    # Repeating values beyond the v1 dictionary caps: written as dictionary levels
+    # (codes in level 0, one sorted dictionary level per column; docs/FORMAT.md §2.4).
+    k = 1000
+    dicts = pd.DataFrame(
+        {
+            "s": [None if i % 11 == 0 else f"name-{i * 7919 % 300}" for i in range(k)],
+            "f": np.round(rng.normal(size=40), 2)[rng.integers(0, 40, k)],
+            "i": (rng.integers(0, 200, k) * 104_729).astype(np.int64),
+        }
+    )
+    return {"flat": flat, "nested": nested, "shredded": shredded, "nulls": nulls, "wide": wide_f, "dicts": dicts}
 
 
 def seed_values() -> dict[str, object]:

@@ -27,16 +27,19 @@ from .wire.colstruct_read import ColumnDecoder
 from .wire.colstruct_read import read_header as read_colstruct_header
 from .wire.colstruct_write import write_table_columnar
 from .wire.context import DecodeContext, EncodeContext
+from .wire.dict_write import plan_dictionaries, write_dictionary_batch
 from .wire.parallel import materialize
 from .wire.rows import rows_for_speed, rows_table, split_note
 from .wire.shred_plan import is_nested, shreddable
 from .wire.shred_read import decode_shredded, open_shredded
+from .wire.shred_write import write_shredded
 
 __all__ = ["encode", "decode"]
 
 
 def encode(
-    table: Any, mode: Mode = "balanced", column_index: bool | None = None, *, nested: str = "columns"
+    table: Any, mode: Mode = "balanced", column_index: bool | None = None, *, nested: str = "columns",
+    go_compatible: bool = False,
 ) -> bytes:
     """Encode one record batch as a qdf v1 buffer.
 
@@ -63,6 +66,13 @@ def encode(
         row-major per row, for consumers that need the Go library's own shape.
         Batches of at most 64 rows are written both ways under ``"columns"`` and the
         smaller is kept (level headers can outweigh a handful of nested values).
+    go_compatible : bool, default False
+        Write only shapes the Go library decodes to the same values: no dictionary
+        levels (columns whose repeating values are stored as codes plus a dictionary
+        level, when that is smaller), and nested columns as ``nested="rows"``. The
+        buffer is then what the reference's picker would write. Without it every
+        buffer is still valid v1 that the Go decoder accepts; it just sees codes and
+        dictionary levels as separate lists of rows (docs/FORMAT.md Part 2 §2.4).
 
     Returns
     -------
@@ -88,6 +98,8 @@ def encode(
     if column_index is None and isinstance(mode, str):
         column_index = True
     opts = parse_mode(mode, column_index=column_index)
+    if go_compatible:
+        opts, nested = opts & ~Options.CASCADE, "rows"
     tbl = to_storage(to_arrow_table(table))
     if not columnar_enabled(opts):
         from .wire.values import dumps
@@ -115,16 +127,27 @@ SMALL_NESTED_ROWS = 64
 def _encode_columnar(tbl: pa.Table, opts: Options, *, shred: bool) -> bytes:
     out = pack_header(header_flags(opts))
     ctx = EncodeContext(opts)
+    # Dictionary levels sit beside EF levels; an F7 hybrid batch (nested values row-major) has none.
+    hybrid = not shred and any(is_nested(f.type) for f in tbl.schema)
+    plan = None if hybrid or not opts & Options.CASCADE else plan_dictionaries(
+        _flat_part(tbl), lambda: EncodeContext(opts))
     if shred:
-        from .wire.shred_write import write_shredded
-
-        write_shredded(out, tbl, ctx)
+        write_shredded(out, tbl, ctx, plan)
+    elif plan is not None and plan.columns:
+        write_dictionary_batch(out, tbl, plan, ctx)
     else:
-        write_table_columnar(out, tbl, ctx)
+        write_table_columnar(out, tbl, ctx, bodies=plan.bodies if plan is not None else None)
     if ctx.col_index_used:
         out[4] |= Flag.COL_INDEX
     min_gain = ENTROPY_MIN_GAIN_WITH_INDEX if ctx.col_index_used else 0.0
     return finish_body(out, entropy=bool(opts & Options.RANS), min_gain=min_gain)
+
+
+def _flat_part(tbl: pa.Table) -> pa.Table:
+    """The columns dictionary levels may take: flat ones (nested leaves stay in their levels)."""
+    if not any(is_nested(f.type) for f in tbl.schema):
+        return tbl
+    return tbl.select([f.name for f in tbl.schema if not is_nested(f.type)])
 
 
 def _shred_applies(tbl: pa.Table) -> bool:
@@ -214,9 +237,13 @@ def _decode_shredded(
     if opened is None:
         return None
     h0, n_levels = opened
-    _apply_categories(h0, categories, [n for n, t, _ in h0.shred if t is None])
+    dict_names = set(h0.dicts or [])
+    flat = [n for n, t, _ in h0.shred if t is None] if h0.shred is not None else h0.names
+    # Dictionary columns take categories= in decode_shredded (their type is in their level).
+    plain = [c for c in categories if c not in dict_names] if isinstance(categories, list) else categories
+    _apply_categories(h0, plain, [n for n in flat if n not in dict_names])
     return decode_shredded(r, ctx, h0, n_levels, columns, expr, copy=copy, threads=threads,
-                           index_columns=pandas_index_columns)
+                           index_columns=pandas_index_columns, categories=categories)
 
 
 def _check_columns_arg(columns: Any) -> list[str]:

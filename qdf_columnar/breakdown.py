@@ -2,7 +2,8 @@
 
 One row per column: its v1 kind, whether it is nullable, the codec chosen (the tag's
 reference name: ``PackDeltaFor``, ``ColStrAlpha``, ...; a time column shows both of
-its payloads), its bytes and its share of the whole buffer, plus rows for the header
+its payloads; a dictionary column its codes' codec in level 0 and its values' codec
+in its dictionary level), its bytes and its share of the whole buffer, plus rows for the header
 and shape declaration, and for the residual rows of a hybrid container. Nothing is
 decoded: column bodies are only walked.
 """
@@ -68,11 +69,15 @@ def explain(buf: bytes | bytearray | memoryview) -> Any:
     root = r.peek("the root value")
     n_levels = shredded_levels(r)
     # The first container's header row also counts the 5-byte qdf header (start 0).
-    if n_levels and _explain_container(r, ctx, plain, rows, start=0, level=0, n_levels=n_levels):
+    h0 = _explain_container(r, ctx, plain, rows, start=0, level=0, n_levels=n_levels) if n_levels else None
+    if h0 is not None:
+        dicts = h0.dicts or []
+        first_dict = n_levels - len(dicts)
         for k in range(1, n_levels):
             at = r.pos
-            r.u8(f"shredded level {k}")
-            _explain_container(r, ctx, plain, rows, start=at, level=k, n_levels=n_levels)
+            r.u8(f"level {k}")
+            _explain_container(r, ctx, plain, rows, start=at, level=k, n_levels=n_levels,
+                               dictionary_of=dicts[k - first_dict] if k >= first_dict else None)
     elif root in (ContainerTag.COL_STRUCT, ContainerTag.HYBRID_COL_STRUCT):
         r = ByteReader(plain, HEADER_SIZE + 1)
         ctx = DecodeContext(flags=flags)
@@ -90,19 +95,25 @@ def explain(buf: bytes | bytearray | memoryview) -> Any:
 
 def _explain_container(
     r: ByteReader, ctx: Any, buf: Any, rows: list[dict[str, Any]], *, start: int, level: int = -1,
-    n_levels: int = 0, hybrid: bool = False,
-) -> bool:
-    """Append one row per column of the container whose tag is just before ``r.pos``.
+    n_levels: int = 0, hybrid: bool = False, dictionary_of: str | None = None,
+) -> Any:
+    """Append one row per column of the container whose tag is just before ``r.pos``;
+    return its header.
 
-    ``start`` is where its header row's bytes begin.
-
-    ``level`` >= 0 marks a level of a shredded batch; returns False (appending nothing)
-    when level 0 turns out not to be one.
+    ``start`` is where its header row's bytes begin. ``level`` >= 0 marks a level of a
+    batch of levels (shredded nested columns, dictionary levels); returns None
+    (appending nothing) when level 0 turns out not to be one. ``dictionary_of`` names
+    the column whose dictionary level this is. A dictionary column shows as two rows,
+    ``codes: <codec>`` in level 0 and ``values: <codec>`` in its level.
     """
     header = read_colstruct_header(r, ctx, hybrid=hybrid)
-    if level == 0 and header.shred is None:
-        return False
-    if level >= 0:
+    if level == 0 and header.shred is None and header.dicts is None:
+        return None
+    dict_cols = set(header.dicts or [])
+    if dictionary_of is not None:
+        label = f"(dictionary level of {dictionary_of}: header + shape)"
+        codec = "EF dictionary level"
+    elif level >= 0:
         label = f"(level {level} of {n_levels}: header + shape)"
         codec = "EF columnar level"
     else:
@@ -124,6 +135,10 @@ def _explain_container(
         else:
             dec._skip(info)
         hidden = info not in header.columns
+        if info.name in dict_cols and not hidden:
+            codec = f"dictionary codes: {codec}"
+        elif dictionary_of is not None and not hidden:
+            codec = f"dictionary values ({header.n_rows:,}): {codec}"
         rows.append({
             "column": "(schema note)" if hidden else info.name,
             "kind": ColKind(info.kind).name.lower(),
@@ -137,7 +152,7 @@ def _explain_container(
         rows.append({"column": "(residual rows: " + ", ".join(names) + ")", "kind": "nested",
                      "nullable": False, "codec": "row-major values", "bytes": r.end - at})
         r.pos = r.end
-    return True
+    return header
 
 
 def _second_payload(buf: Any, body_at: int, info: Any, header: Any, ctx: Any) -> int:

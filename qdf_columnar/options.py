@@ -32,6 +32,11 @@ class Options(IntFlag):
     LOSSY_VEC = 1 << 12
     ZONE_MAP = 1 << 13  # F1 zone chunks (zone maps that let filters skip 256-row zones)
     STRING_ALPHABET = 1 << 14
+    #: qdf_columnar's own engine on top of the reference picker, not a Go option:
+    #: dictionary levels (columns of any type and cardinality stored as integer codes
+    #: plus a dictionary level, docs/FORMAT.md Part 2 §2.4) in ``encode()``. The
+    #: preset names include it; ``encode(..., go_compatible=True)`` clears it.
+    CASCADE = 1 << 16
 
     # Named presets, as in the reference.
     SPEED = 0
@@ -55,12 +60,15 @@ IMPLEMENTED = (
     | Options.FSST
     | Options.MAP_SHAPE
     | Options.ZONE_MAP
+    | Options.CASCADE
 )
 
+#: The preset names. ``Options.BALANCED`` / ``Options.COMPRESSION`` are the reference's
+#: bits exactly; the names add qdf_columnar's engine (:attr:`Options.CASCADE`).
 PRESETS: dict[str, Options] = {
     "speed": Options.SPEED,
-    "balanced": Options.BALANCED,
-    "compression": Options.COMPRESSION,
+    "balanced": Options.BALANCED | Options.CASCADE,
+    "compression": Options.COMPRESSION | Options.CASCADE,
 }
 
 Mode = str | Options | int
@@ -97,7 +105,7 @@ def _parse_mode(mode: Mode, column_index: bool | None) -> Options:
                 f"unknown mode {mode!r}; expected one of {sorted(PRESETS)} or a qdf.Options value"
             ) from None
     elif isinstance(mode, int) and not isinstance(mode, bool):
-        if mode < 0 or mode >= (1 << 15):
+        if mode < 0 or mode >= (1 << 17):
             raise InvalidOptionError(f"mode bits {mode:#x} are outside the known Options bits")
         opts = Options(mode)
     else:

@@ -29,7 +29,7 @@ from .errors import CorruptDataError, DecodeError, EncodeError, InvalidOptionErr
 from .format.header import read_header
 from .format.tags import HEADER_SIZE, MAGIC, VERSION, Flag
 from .format.varint import uvarint_len, write_uvarint
-from .options import Mode, header_flags, parse_mode
+from .options import Mode, Options, header_flags, parse_mode
 from .wire.session import DecodeSession, EncodeSession
 from .wire.values_write import not_unicode
 
@@ -82,7 +82,8 @@ class StreamWriter:
         close_file: bool | None = None,
     ) -> None:
         self._max_frame = _check_max_frame(max_frame)
-        self._session = EncodeSession(parse_mode(mode), stream=True)
+        # Streams are the reference's shapes: the batch engine (Options.CASCADE) is encode()'s alone.
+        self._session = EncodeSession(parse_mode(mode) & ~Options.CASCADE, stream=True)
         self._file: Any = None
         self._closed = True
         self._broken: str | None = None

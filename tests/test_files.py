@@ -361,7 +361,8 @@ def test_no_copy_columns_outlive_the_file(tmp_path):
 
     v = np.random.default_rng(1).normal(size=50_000)
     path = tmp_path / "nc.qdf"
-    qdf.write_qdf({"v": v, "i": np.arange(50_000)}, path, row_group_size=20_000, mode="balanced")
+    # go_compatible: raw floats (the balanced preset would take ALP-RD, which decodes into new memory)
+    qdf.write_qdf({"v": v, "i": np.arange(50_000)}, path, row_group_size=20_000, mode="balanced", go_compatible=True)
     with qdf.QdfFile(path) as f:
         t = f.read(output="arrow", no_copy=True)
         base = np.frombuffer(f._src._map, dtype=np.uint8).ctypes.data

@@ -415,7 +415,7 @@ def test_seekable_file_objects_read_only_the_groups_needed() -> None:
 
 def test_no_copy_columns_are_views_of_an_in_memory_file() -> None:
     v = np.random.default_rng(3).normal(size=5000)
-    data = qdf.write_qdf({"v": v}, None, row_group_size=2000, mode="balanced")
+    data = qdf.write_qdf({"v": v}, None, row_group_size=2000, mode="balanced", go_compatible=True)  # raw floats
     base = np.frombuffer(data, np.uint8).ctypes.data
     t = qdf.read_qdf(data, output="arrow", no_copy=True)
     assert all(base <= c.buffers()[1].address < base + len(data) for c in t.column("v").chunks)

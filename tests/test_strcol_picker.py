@@ -2,7 +2,8 @@
 
 * every string block round-trips at the edge lengths 0, 1, 7, 8, 9, 255, 256, 257 and
   4096, for all-null, constant, empty, non-ASCII, binary and mixed columns, in both
-  balanced and compression mode;
+  balanced and compression mode (``go_compatible=True``: the v1 picker's own blocks,
+  without dictionary levels, which tests/test_dict_levels.py covers);
 * a compression-mode string column is never larger than the balanced-mode one, nor
   than its raw F8 form (plus the presence mask);
 * per-value strings written by the Dense kernel are byte-for-byte what
@@ -101,7 +102,8 @@ def _decoder_reads_uneven_slabs() -> bool:
     """Whether ``strcol_arrow._contiguous_to_arrow`` is fixed (it took such a slab for fixed-length)."""
     vals = _uneven_hex()
     t = pa.table({"s": vals})
-    return qdf.decode(qdf.encode(t, mode="balanced"), output="arrow").column("s").to_pylist() == vals
+    buf = qdf.encode(t, mode="balanced", go_compatible=True)
+    return qdf.decode(buf, output="arrow").column("s").to_pylist() == vals
 
 
 DECODER_READS_UNEVEN_SLABS = _decoder_reads_uneven_slabs()
@@ -116,7 +118,7 @@ def _check_table(vals: list, typ: pa.DataType) -> None:
     t = pa.table({"s": pa.array(vals, type=typ), "i": pa.array(np.arange(n, dtype=np.int64))})
     sizes = {}
     for mode in MODES:
-        buf = qdf.encode(t, mode=mode)
+        buf = qdf.encode(t, mode=mode, go_compatible=True)
         got = qdf.decode(buf, output="arrow")
         assert got.column("s").to_pylist() == vals, mode
         assert got.column("s").type == typ
@@ -169,7 +171,7 @@ def test_uneven_slab_decodes(mode: str) -> None:
     vals = _uneven_hex()
     assert _uneven_slab(vals)
     t = pa.table({"s": vals})
-    assert qdf.decode(qdf.encode(t, mode=mode), output="arrow").column("s").to_pylist() == vals
+    assert qdf.decode(qdf.encode(t, mode=mode, go_compatible=True), output="arrow").column("s").to_pylist() == vals
 
 
 def test_hex_ids_keep_alphabet_packing_in_compression_mode() -> None:
@@ -177,8 +179,8 @@ def test_hex_ids_keep_alphabet_packing_in_compression_mode() -> None:
     rng = np.random.default_rng(1)
     t = pa.table({"trace_id": [rng.bytes(16).hex() for _ in range(5000)],
                   "span_id": [rng.bytes(8).hex() for _ in range(5000)]})
-    bal = qdf.explain(qdf.encode(t, mode="balanced")).set_index("column")
-    cmp_ = qdf.explain(qdf.encode(t, mode="compression")).set_index("column")
+    bal = qdf.explain(qdf.encode(t, mode="balanced", go_compatible=True)).set_index("column")
+    cmp_ = qdf.explain(qdf.encode(t, mode="compression", go_compatible=True)).set_index("column")
     for c in ("trace_id", "span_id"):
         assert cmp_.loc[c, "codec"] == bal.loc[c, "codec"] == "ColStrAlpha"
         assert cmp_.loc[c, "bytes"] == bal.loc[c, "bytes"]
@@ -190,12 +192,13 @@ def test_both_modes_try_the_dictionary_past_the_head_gate() -> None:
     # dictionary anyway and take it, as the smallest form.
     vals = [f"category-{i % 200:03d}" for i in range(20000)]
     t = pa.table({"s": vals})
-    bal = qdf.explain(qdf.encode(t, mode="balanced")).set_index("column")
-    cmp_ = qdf.explain(qdf.encode(t, mode="compression")).set_index("column")
+    bal = qdf.explain(qdf.encode(t, mode="balanced", go_compatible=True)).set_index("column")
+    cmp_ = qdf.explain(qdf.encode(t, mode="compression", go_compatible=True)).set_index("column")
     dicts = ("ColStrDict", "ColStrDictFC", "ColStrDictQ")
     assert bal.loc["s", "codec"] in dicts and cmp_.loc["s", "codec"] in dicts
     assert cmp_.loc["s", "bytes"] == bal.loc["s", "bytes"]
-    assert qdf.decode(qdf.encode(t, mode="compression"), output="arrow").column("s").to_pylist() == vals
+    buf = qdf.encode(t, mode="compression", go_compatible=True)
+    assert qdf.decode(buf, output="arrow").column("s").to_pylist() == vals
 
 
 # ---------------------------------------------------------------- the Dense per-value kernel
@@ -251,7 +254,7 @@ def test_balanced_keeps_per_value_strings_when_they_are_smallest() -> None:
     groups = [f"CN=Group {i:03d},OU=Security Groups,DC=corp,DC=example,DC=com" for i in range(400)]
     vals = [groups[int(i)] for i in rng.integers(0, 400, 20000)]
     t = pa.table({"g": vals})
-    bal = qdf.encode(t, mode="balanced")
+    bal = qdf.encode(t, mode="balanced", go_compatible=True)
     ex = qdf.explain(bal).set_index("column")
     assert ex.loc["g", "codec"] == "per-value strings (Dense)"
     col = _Column(pa.array(vals), DenseWriter(Options.BALANCED))

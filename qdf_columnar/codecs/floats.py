@@ -309,9 +309,12 @@ def _alprd_payload(a: np.ndarray, plan: AlpRdPlan | None) -> bytes:
     return bytes(out)
 
 
-def encode_floats(out: bytearray, values: np.ndarray, *, compress: bool, force: str | None = None) -> None:
+def encode_floats(out: bytearray, values: np.ndarray, *, compress: bool, force: str | None = None,
+                  light: bool = False) -> None:
     """Append one float payload: raw E4 when not ``compress``, else the §3.2 picker's choice.
 
+    ``light`` keeps only the schemes that decode at memory speed (ALP, ALP-RD, raw):
+    no Gorilla / Chimp128 bit streams, which decode one value after another.
     ``force`` ("raw", "gorilla", "chimp" (float64 only), "alp", "alprd" (float64 only))
     bypasses the picker for tests; forced ALP-RD skips the planner's size gates.
     """
@@ -345,7 +348,7 @@ def encode_floats(out: bytearray, values: np.ndarray, *, compress: bool, force: 
     alp_wins = plan is not None and est < raw
     best: bytes | None = None
     u = a.view(f.udt)
-    cands = [False] if f.width == 4 else [False, True]
+    cands = [] if light else [False] if f.width == 4 else [False, True]
     for chimp in cands:
         if not (_chimp_gate(u) if chimp else _gorilla_gate(u, f)):
             continue

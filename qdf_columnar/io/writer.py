@@ -352,6 +352,7 @@ def write_qdf(
     row_group_size: int = ...,
     column_index: bool = ...,
     nested: str = ...,
+    go_compatible: bool = ...,
     append: bool = ...,
     storage_options: dict[str, Any] | None = ...,
 ) -> bytes: ...
@@ -366,6 +367,7 @@ def write_qdf(
     row_group_size: int = ...,
     column_index: bool = ...,
     nested: str = ...,
+    go_compatible: bool = ...,
     append: bool = ...,
     storage_options: dict[str, Any] | None = ...,
 ) -> None: ...
@@ -379,6 +381,7 @@ def write_qdf(
     row_group_size: int = 1_048_576,
     column_index: bool = True,
     nested: str = "columns",
+    go_compatible: bool = False,
     append: bool = False,
     storage_options: dict[str, Any] | None = None,
 ) -> bytes | None:
@@ -403,8 +406,9 @@ def write_qdf(
           writes nothing to it. It is flushed, not closed;
         * ``None``: the complete file is returned as ``bytes`` (which ``read_qdf``
           reads, as bytes or through ``io.BytesIO``).
-    mode, column_index, nested
-        Passed to :func:`qdf.encode` for every row group.
+    mode, column_index, nested, go_compatible
+        Passed to :func:`qdf.encode` for every row group (``go_compatible=True``: row
+        groups the Go library decodes to the same values).
     row_group_size : int
         Rows per row group, at most 2**24 (the v1 container limit).
     append : bool
@@ -488,11 +492,13 @@ def write_qdf(
             sink = _LocalSink(fpath) if fs is None else _FsspecSink(fs, fpath, source_name(path))
         try:
             groups = _write_groups(sink, keeper, existing, old, data, row_group_size,
-                                   lambda t: encode(t, mode=mode, column_index=column_index, nested=nested))
+                                   lambda t: encode(t, mode=mode, column_index=column_index, nested=nested,
+                                                    go_compatible=go_compatible))
             if keeper.schema is None:
                 raise InvalidOptionError("write_qdf got no batches, so there is no schema to write")
             if existing is None and not groups:  # nothing was encoded: still refuse unstorable columns
-                encode(_empty_of(keeper.schema), mode=mode, column_index=column_index, nested=nested)
+                encode(_empty_of(keeper.schema), mode=mode, column_index=column_index, nested=nested,
+                       go_compatible=go_compatible)
             footer = build_footer(keeper.final(), groups, keeper.dicts, f"qdf_columnar {__version__}")
             sink.write(footer)
             sink.write(pack_trailer(footer))

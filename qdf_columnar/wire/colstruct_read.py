@@ -64,6 +64,8 @@ class ColStructHeader:
     hybrid: bool = False
     #: level 0 of a shredded batch: its top-level columns, nested ones with their type
     shred: list[tuple[str, pa.DataType | None]] | None = None
+    #: level 0 of a batch with dictionary levels: the dictionary columns, in level order
+    dicts: list[str] | None = None
 
     @property
     def pandas_metadata(self) -> bytes | None:
@@ -143,7 +145,7 @@ def read_header(r: ByteReader, ctx, *, hybrid: bool = False) -> ColStructHeader:
             off += int(ln)
     header = ColStructHeader(n, infos, infos, has_index, body_start, end=(off if has_index else -1), hybrid=hybrid)
     if infos and is_note(infos[-1].name, infos[-1].kind):
-        types, meta, header.shred = parse_note(infos[-1].name)
+        types, meta, header.shred, header.dicts = parse_note(infos[-1].name)
         header.columns = infos[:-1]
         header.metadata = meta
     else:

@@ -36,13 +36,17 @@ _NS_PER = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 _PER_SEC = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 
-def write_table_columnar(out: bytearray, table: pa.Table, ctx, *, note_extra: dict | None = None) -> None:
+def write_table_columnar(out: bytearray, table: pa.Table, ctx, *, note_extra: dict | None = None,
+                         bodies: dict[str, bytes] | None = None) -> None:
     """Append ``table`` as one EF container (or F7 when it has nested columns).
 
     Sets ``ctx.col_index_used`` when a column index was written (EF only: v1 has no
     column index for hybrid containers). ``note_extra`` adds entries to the schema
-    note (which is then always written): the shredded layout's level-0 description.
+    note (which is then always written): the shredded layout's level-0 description,
+    the dictionary columns. ``bodies`` holds finished bodies of some columns, by name,
+    that do not depend on the Dense state (written by the dictionary trials).
     """
+    bodies = bodies or {}
     n = table.num_rows
     if n > MAX_COLUMNAR_ROWS:
         raise EncodeError(
@@ -70,27 +74,31 @@ def write_table_columnar(out: bytearray, table: pa.Table, ctx, *, note_extra: di
         ctx.dense.write_str(out, note.encode("utf-8"))
         out.append(ColKind.INT)
 
-    bodies: list[bytearray] = []
+    bodies_out: list[bytes | bytearray] = []
     for name, arr, kind, nul in zip(names, arrays, kinds, nullable):
         if kind == ColKind.RESIDUAL:
             continue
+        done = bodies.get(name)
+        if done is not None:
+            bodies_out.append(done)
+            continue
         body = bytearray()
         try:
-            _write_body(body, arr, kind, nul, ctx)
+            write_body(body, arr, kind, nul, ctx)
         except EncodeError as exc:
             raise exc.with_location(column=name) from None
-        bodies.append(body)
+        bodies_out.append(body)
     if note is not None:
         body = bytearray()
         encode_int_array(body, np.zeros(n, dtype=np.int64))
-        bodies.append(body)
+        bodies_out.append(body)
     if with_index:
-        for body in bodies:
+        for body in bodies_out:
             if len(body) > 0xFFFFFFFF:
                 raise EncodeError("a column body exceeds 4 GiB, the u32 column index cannot address it")
             out += struct.pack("<I", len(body))
         ctx.col_index_used = True
-    for body in bodies:
+    for body in bodies_out:
         out += body
     if hybrid:
         residual = [(nm, a) for nm, a, k in zip(names, arrays, kinds) if k == ColKind.RESIDUAL]
@@ -124,7 +132,8 @@ def _zoned(ctx, kind: int, nullable: bool, n: int) -> bool:
         ColKind.INT, ColKind.UINT, ColKind.FLOAT64)
 
 
-def _write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx) -> None:
+def write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx) -> None:
+    """Append one column body of ``kind`` (presence mask first when ``nullable``)."""
     if _zoned(ctx, kind, nullable, len(arr)):
         dtype = {ColKind.INT: np.int64, ColKind.UINT: np.uint64, ColKind.FLOAT64: np.float64}[kind]
         write_zone_chunk(body, _numpy(arr, dtype), compress=bool(ctx.opts & Options.GORILLA_FLOAT))
@@ -142,8 +151,11 @@ def _write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx) 
     elif kind == ColKind.UINT:
         encode_int_array(body, _narrow(vals), block=block)
     elif kind == ColKind.FLOAT64:
-        # Options.GORILLA_FLOAT (compression mode) runs the float picker: ALP, Gorilla, Chimp128 or raw.
-        encode_float_array(body, _numpy(vals, np.float64), compress=bool(ctx.opts & Options.GORILLA_FLOAT))
+        # Options.GORILLA_FLOAT (compression mode) runs the float picker: ALP, Gorilla, Chimp128 or raw;
+        # Options.CASCADE alone (balanced preset) only its memory-speed schemes, ALP / ALP-RD or raw.
+        full = bool(ctx.opts & Options.GORILLA_FLOAT)
+        encode_float_array(body, _numpy(vals, np.float64), compress=full or bool(ctx.opts & Options.CASCADE),
+                           light=not full)
     elif kind == ColKind.FLOAT32:
         f32 = _numpy(vals.cast(pa.float32()) if pa.types.is_float16(vals.type) else vals, np.float32)
         encode_int_array(body, f32.view(np.uint32), block=block)  # raw bits through the uint picker

@@ -113,7 +113,7 @@ def rows_table(rows: list[dict[str, Any]], start: int, note: dict[str, Any] | No
     meta: dict[bytes, bytes] = {}
     names: dict[str, None] = {}
     if note is not None:
-        types, meta, _ = parse_note_document(note)
+        types, meta = parse_note_document(note)[:2]
         if "names" in note:
             if not isinstance(note["names"], list) or not all(isinstance(n, str) for n in note["names"]):
                 raise CorruptDataError("the schema note's names are not a list of column names", offset=start)

@@ -7,14 +7,14 @@ whose body is all zeros (a 0-bit FOR payload, a handful of bytes). The buffer st
 plain qdf v1: any v1 reader sees an ordinary int column, and this decoder hides it.
 JSON layout: ``{"v": 1, "types": {column: arrow-type-spelling}, "pandas": <pandas metadata>,
 "arrow_dtype": [columns that were pd.ArrowDtype], "qdf_pandas": <the qdf.pandas document>,
-"logical": {column: type spelling}}`` (the last four only when present; ``qdf_pandas`` is
+"logical": {column: type spelling}, "dict": [dictionary columns]}`` (the last five only when present; ``qdf_pandas`` is
 described in :mod:`qdf_columnar.columns.frames`, ``logical`` in :mod:`qdf_columnar.columns.logical`).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 
@@ -77,12 +77,19 @@ Layout = list[tuple[str, pa.DataType | None, list[str] | None]]
 MAX_SPLIT_KEYS = 64
 
 
-def parse_note(name: str) -> tuple[dict[str, pa.DataType], dict[bytes, bytes], Layout | None]:
-    """(column types, schema metadata to restore, shredded layout) from a note column's name.
+class ParsedNote(NamedTuple):
+    """A schema note's content: column types, schema metadata to restore, the shredded
+    layout (top-level columns in order with the Arrow type of each nested one, None for
+    a flat one) and the dictionary columns in dictionary-level order."""
 
-    The shredded layout, when present, lists the batch's top-level columns in order
-    with the Arrow type of each nested one (None for a flat column).
-    """
+    types: dict[str, pa.DataType]
+    metadata: dict[bytes, bytes]
+    shred: Layout | None
+    dicts: list[str] | None
+
+
+def parse_note(name: str) -> ParsedNote:
+    """The :class:`ParsedNote` of a note column's name (raises CorruptDataError)."""
     try:
         note = json.loads(name[len(PREFIX) :])
     except ValueError as exc:
@@ -90,7 +97,7 @@ def parse_note(name: str) -> tuple[dict[str, pa.DataType], dict[bytes, bytes], L
     return parse_note_document(note)
 
 
-def parse_note_document(note: Any) -> tuple[dict[str, pa.DataType], dict[bytes, bytes], Layout | None]:
+def parse_note_document(note: Any) -> ParsedNote:
     """:func:`parse_note` of an already parsed JSON document (raises CorruptDataError)."""
     try:
         if not isinstance(note, dict) or note.get("v") != 1:
@@ -111,9 +118,18 @@ def parse_note_document(note: Any) -> tuple[dict[str, pa.DataType], dict[bytes, 
             if not isinstance(note["logical"], dict):
                 raise ValueError("logical must be an object")
             meta[LOGICAL_KEY] = json.dumps(note["logical"], separators=(",", ":")).encode()
-        return types, meta, _shred_layout(note.get("shred"))
+        return ParsedNote(types, meta, _shred_layout(note.get("shred")), _dict_names(note.get("dict")))
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         raise CorruptDataError(f"unreadable schema note column: {exc}") from None
+
+
+def _dict_names(desc: Any) -> list[str] | None:
+    if desc is None:
+        return None
+    if not isinstance(desc, list) or not desc or not all(isinstance(n, str) for n in desc) \
+            or len(set(desc)) != len(desc):
+        raise ValueError("malformed dictionary column list")
+    return desc
 
 
 def _shred_layout(desc: Any) -> Layout | None:

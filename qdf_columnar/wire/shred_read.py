@@ -22,6 +22,7 @@ from ..format.tags import HEADER_SIZE, ContainerTag, Tag
 from ..query import validate
 from ..query.prune import select_rows
 from .colstruct_read import ColStructHeader, ColumnDecoder, read_header
+from .dict_read import DictionaryColumn, DictionaryLevel, check_dictionary_columns, read_dictionary_levels
 from .parallel import materialize
 from .shred_plan import Node, Plan, Slot, map_storage_type
 
@@ -56,7 +57,7 @@ def open_shredded(r: ByteReader, ctx) -> tuple[ColStructHeader, int] | None:
         h0 = read_header(r, ctx)
     except DecodeError:
         return None  # not ours: the row-major reader says what is wrong
-    return (h0, n_levels) if h0.shred is not None else None
+    return (h0, n_levels) if h0.shred is not None or h0.dicts is not None else None
 
 
 def is_shredded(plain: bytes | memoryview, flags: int) -> bool:
@@ -67,8 +68,12 @@ def is_shredded(plain: bytes | memoryview, flags: int) -> bool:
 
 
 def build_plan(h0: ColStructHeader, n_levels: int) -> tuple[Plan, dict[str, Node]]:
-    """The encoder's plan, rebuilt from level 0's note, checked against the level-0 header."""
-    layout = h0.shred or []
+    """The encoder's plan, rebuilt from level 0's note, checked against the level-0 header.
+
+    ``n_levels`` counts the plan's levels (dictionary levels excluded). A batch with
+    dictionary levels but no nested columns has a one-level plan of flat columns.
+    """
+    layout = h0.shred if h0.shred is not None else [(c.name, None, None) for c in h0.columns]
     plan = Plan([n for n, t, _ in layout if t is None], {n: keys for n, _, keys in layout if keys})
     nodes: dict[str, Node] = {}
     try:
@@ -100,16 +105,21 @@ def node_slots(node: Node) -> list[Slot]:
 def decode_shredded(
     r: ByteReader, ctx, h0: ColStructHeader, n_levels: int, columns: list[str] | None, expr,
     *, copy: bool, threads, index_columns: Callable[[bytes | None, list[str]], list[str]],
+    categories: list[str] | bool | None = None,
 ) -> pa.Table:
-    """Decode a shredded batch whose level-0 header ``h0`` was just read."""
-    plan, nodes = build_plan(h0, n_levels)
+    """Decode a batch of levels (shredded nested columns, dictionary levels) whose
+    level-0 header ``h0`` was just read. ``categories`` names the dictionary columns
+    to return as Arrow dictionary arrays (``True``: every string one)."""
+    dict_names = h0.dicts or []
+    plan, nodes = build_plan(h0, n_levels - len(dict_names))
     top = list(nodes)
+    check_dictionary_columns(h0, [n for n in top if not nodes[n].children])
     proj = top if columns is None else columns
     missing = [c for c in proj if c not in nodes]
     if missing:
         raise QueryError(f"unknown column {missing[0]!r}; the batch has columns {top}", column=missing[0])
     flat_kinds = h0.logical_schema()
-    if expr is not None:
+    if expr is not None and not dict_names:
         validate(expr, {n: ("nested" if nodes[n].children else flat_kinds[n]) for n in top})
     idx = index_columns(h0.pandas_metadata, top) if columns is not None else []
     proj_all = proj + [c for c in idx if c not in proj]
@@ -125,9 +135,6 @@ def decode_shredded(
         wanted[0] |= set(expr.columns())
 
     scanned0 = _scan(r, h0, ctx, wanted[0], copy)
-    rows = None if expr is None else select_rows(expr, scanned0, h0.n_rows)
-    n_out = h0.n_rows if rows is None else len(rows)
-    flat_arrays = dict(zip(flat_out, materialize([scanned0[c] for c in flat_out], rows, n_out, threads)))
     levels = [dict(zip(names0, materialize([scanned0[n] for n in names0], None, h0.n_rows, threads)))]
     level_rows = [h0.n_rows]
     for k in range(1, len(plan.levels)):
@@ -145,8 +152,18 @@ def decode_shredded(
         makers = [scanned[n].for_filter_all if (k, n) in plan.split_key_slots else scanned[n] for n in names]
         levels.append(dict(zip(names, materialize(makers, None, hk.n_rows, threads))))
         level_rows.append(hk.n_rows)
+    if dict_names:
+        dict_levels = read_dictionary_levels(r, ctx, dict_names, wanted[0], copy=copy)
+        _as_dictionary_columns(scanned0, dict_levels, categories)
+        for name, level in dict_levels.items():
+            flat_kinds[name] = level.logical
+        if expr is not None:
+            validate(expr, {n: ("nested" if nodes[n].children else flat_kinds[n]) for n in top})
     if r.pos != r.end:
-        raise CorruptDataError(f"{r.end - r.pos} trailing bytes after the shredded batch", offset=r.pos)
+        raise CorruptDataError(f"{r.end - r.pos} trailing bytes after the batch's levels", offset=r.pos)
+    rows = None if expr is None else select_rows(expr, scanned0, h0.n_rows)
+    n_out = h0.n_rows if rows is None else len(rows)
+    flat_arrays = dict(zip(flat_out, materialize([scanned0[c] for c in flat_out], rows, n_out, threads)))
 
     out: dict[str, pa.Array] = {}
     for c in proj_all:
@@ -161,6 +178,23 @@ def decode_shredded(
     if not out:
         return _column_less(n_out, h0.metadata or None)
     return pa.table(out, metadata=h0.metadata or None)
+
+
+def _as_dictionary_columns(scanned: dict, dict_levels: dict[str, DictionaryLevel],
+                           categories: list[str] | bool | None) -> None:
+    """Replace the scanned codes of every decoded dictionary column by its dictionary column."""
+    listed = set(categories) if isinstance(categories, list) else set()
+    for name, level in dict_levels.items():
+        if name in listed and level.logical not in LOGICAL_STRINGS:
+            raise QueryError(f"categories= names {name!r}, which is not a string column", column=name)
+        if level.values is None:
+            continue
+        as_dict = name in listed or (categories is True and level.logical in LOGICAL_STRINGS)
+        scanned[name] = DictionaryColumn(name, scanned[name], level.values, as_dictionary=as_dict)
+
+
+#: Logical kinds that categories= may ask for as dictionary arrays.
+LOGICAL_STRINGS = frozenset({"string", "binary"})
 
 
 def _column_less(n: int, metadata: dict[bytes, bytes] | None) -> pa.Table:

@@ -9,12 +9,16 @@ Arrow arrays from the flat columns without a Python loop over rows.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..columns.kinds import type_to_str
 from ..errors import EncodeError
+from .colstruct_write import write_table_columnar
+from .dict_write import DictColumn, DictionaryPlan, note_entry, with_codes, write_dictionary_levels
 from .schema_note import MAX_SPLIT_KEYS
 from .shred_plan import Node, Plan, is_nested, map_storage_type, split_candidate
 from .values_write import _write_seq_header
@@ -120,11 +124,25 @@ def _fill_split(node: Node, entries: pa.StructArray, out: list[list[pa.Array]]) 
         start += count
 
 
-def write_shredded(out: bytearray, table: pa.Table, ctx) -> None:
-    """Append the root array of level containers for ``table``."""
-    from .colstruct_write import write_table_columnar
+def write_shredded(out: bytearray, table: pa.Table, ctx, plan: DictionaryPlan | None = None) -> None:
+    """Append the root array of level containers for ``table``.
 
+    ``plan`` (:mod:`.dict_write`) names flat columns written as codes in level 0, their
+    dictionary levels after the shredded levels, and level-0 bodies already written.
+    """
     tables, desc = shred(table)
-    _write_seq_header(out, len(tables))
+    dicts = plan.columns if plan is not None else []
+    extra: dict = {"shred": desc}
+    if dicts:
+        tables[0] = with_codes(tables[0], [_at_level0(tables[0], dc) for dc in dicts])
+        extra["dict"] = note_entry(dicts)
+    _write_seq_header(out, len(tables) + len(dicts))
     for k, t in enumerate(tables):
-        write_table_columnar(out, t, ctx, note_extra={"shred": desc} if k == 0 else None)
+        write_table_columnar(out, t, ctx, note_extra=extra if k == 0 else None,
+                             bodies=plan.bodies if k == 0 and plan is not None else None)
+    write_dictionary_levels(out, dicts, ctx)
+
+
+def _at_level0(level0: pa.Table, dc: DictColumn) -> DictColumn:
+    """``dc`` re-pointed at its column's position in level 0 (flat columns keep their names)."""
+    return replace(dc, index=level0.column_names.index(dc.name))

@@ -528,7 +528,9 @@ def dumps(obj: object, mode: Mode = "speed") -> bytes:
     :class:`Options` bits. With Options.RANS (part of "compression") the body gets the
     whole-body entropy pass when that makes it smaller.
     """
-    opts = parse_mode(mode)
+    # Messages are always the reference's shapes: the batch engine (Options.CASCADE) is
+    # encode()'s alone.
+    opts = parse_mode(mode) & ~Options.CASCADE
     try:
         return _dumps(obj, opts)
     except UnicodeEncodeError as exc:

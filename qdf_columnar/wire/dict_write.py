@@ -1,0 +1,230 @@
+"""Dictionary levels: a column of any type and cardinality as integer codes plus a dictionary.
+
+The reference's dictionary blocks stop at 64 distinct integers (``ED``) and 256 distinct
+strings (``F5`` / ``FA`` / ``FC``; the Go decoder rejects larger tables) and floats have
+none at all, so a column with a few thousand repeating values is coded per row. Here
+such a column is written in two v1 pieces (docs/FORMAT.md Part 2 §2.4):
+
+* in the batch's level 0, the column's **codes**: a uint column (nullable where the
+  column has nulls), through the integer picker, so codes cascade into FOR, RLE,
+  Delta, PFOR or the 64-entry dictionary as their own statistics say;
+* a **dictionary level**: one more ``EF`` container after the batch's levels, one
+  column of the same name holding the distinct values in sorted order (sorted, so
+  integer dictionaries delta-code, string tables front-code and code ranges follow
+  value ranges), written with the column kind's own codecs.
+
+The choice is made per column and is never larger: a ~1% sample of whole runs rejects
+columns that are mostly distinct without hashing them; for the rest both forms are
+encoded in a scratch context and the dictionary form is kept only when it is smaller,
+its level's header and the note entry included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..codecs.sample import run_sample
+from ..columns.kinds import kind_for
+from ..errors import QdfError
+from ..format.tags import ColKind, StrColTag
+from .colstruct_write import write_body, write_table_columnar
+from .schema_note import build_note
+from .values_write import _write_seq_header as write_seq_header
+
+#: Columns shorter than this stay as they are: a level's header would eat the gain.
+MIN_ROWS = 64
+#: A sample with more distinct values than this share of its rows skips the column.
+MAX_SAMPLE_DISTINCT = 0.6
+#: Bytes a dictionary column costs besides its level (written in full by the trial):
+#: the array slot and the note entry (``,"dict":[...]`` and the quoted name; the name
+#: is counted apart).
+LEVEL_OVERHEAD = 12
+#: A schema note of its own: the note column's name (prefix and JSON), kind byte,
+#: index entry and its 0-bit body.
+NOTE_COST = 64
+
+#: Column kinds that can be dictionary-coded (bools are 1 bit already; time columns
+#: are two sub-columns; the schema note's own column is never offered).
+_KINDS = (ColKind.INT, ColKind.UINT, ColKind.FLOAT64, ColKind.FLOAT32, ColKind.STRING)
+
+
+@dataclass(frozen=True)
+class DictColumn:
+    """One column chosen for a dictionary level: its position, codes and sorted values."""
+
+    index: int
+    name: str
+    codes: pa.Array  # uint64, null where the column is null
+    values: pa.Array  # the distinct values, sorted, no nulls
+
+
+@dataclass
+class DictionaryPlan:
+    """The dictionary columns chosen, and the level-0 bodies the trials already wrote.
+
+    ``bodies`` maps a column name to its finished level-0 body (the codes of a
+    dictionary column, the direct body of a column that stayed direct) when that body
+    does not depend on the Dense state, so the real write reuses it instead of
+    encoding the column a second time.
+    """
+
+    columns: list[DictColumn]
+    bodies: dict[str, bytes]
+
+
+def plan_dictionaries(table: pa.Table, ctx_factory) -> DictionaryPlan:
+    """The columns of ``table`` whose dictionary form is smaller, in column order.
+
+    ``ctx_factory()`` makes a fresh encode context: trial encodes never touch the
+    real buffer's Dense state.
+    """
+    plan = DictionaryPlan([], {})
+    if table.num_rows < MIN_ROWS:
+        return plan
+    # The first dictionary column of a batch that had no schema note pays for one.
+    note_cost = 0 if _has_note(table) else NOTE_COST
+    for i, (name, col) in enumerate(zip(table.column_names, table.columns)):
+        arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        try:
+            kind = kind_for(name, arr.type)
+        except QdfError:
+            continue
+        if kind not in _KINDS or not _eligible_type(arr.type) or arr.null_count >= len(arr) - 1:
+            continue
+        try:
+            cand = dictionary_of(arr) if _sample_repeats(arr) else None
+        except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            cand = None  # a type the hash / sort kernels lack: the column stays direct
+        if cand is None:
+            continue
+        codes, values = cand
+        direct = _body(arr, kind, ctx_factory)
+        codes_body = _body(codes, ColKind.UINT, ctx_factory)
+        if len(codes_body) + _level_size(name, values, ctx_factory) + note_cost < len(direct):
+            plan.columns.append(DictColumn(i, name, codes, values))
+            plan.bodies[name] = bytes(codes_body)
+            note_cost = 0
+        elif _stateless(direct, kind, arr.null_count > 0, len(arr)):
+            plan.bodies[name] = bytes(direct)
+    return plan
+
+
+def _has_note(table: pa.Table) -> bool:
+    kinds = []
+    for name, f in zip(table.column_names, table.schema):
+        try:
+            kinds.append(kind_for(name, f.type))
+        except QdfError:
+            return True  # residual or refused: not a batch this plan changes
+    return build_note(table, kinds) is not None
+
+
+def _stateless(body: bytearray, kind: int, nullable: bool, n: int) -> bool:
+    """Whether a body reads the same whatever the Dense state: numbers always, strings
+    when written as a string-column block rather than per-value Dense strings."""
+    if kind != ColKind.STRING:
+        return True
+    at = (n + 7) // 8 if nullable else 0
+    return at < len(body) and body[at] in _BLOCK_TAGS
+
+
+_BLOCK_TAGS = frozenset(int(t) for t in StrColTag)
+
+
+def _eligible_type(t: pa.DataType) -> bool:
+    return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_string(t)
+            or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+            or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_duration(t))
+
+
+def _sample_repeats(arr: pa.Array) -> bool:
+    """Whether a sample of whole runs repeats values often enough to try a dictionary."""
+    idx = run_sample(len(arr))
+    sample = arr.take(pa.array(idx)) if idx is not None else arr
+    present = len(sample) - sample.null_count
+    if present == 0:
+        return False
+    return pc.count_distinct(_hashable(sample)).as_py() <= MAX_SAMPLE_DISTINCT * present
+
+
+def _hashable(arr: pa.Array) -> pa.Array:
+    """``arr`` with floats as their bit patterns (0.0 and -0.0, NaN payloads stay apart)
+    and temporal values as their integer storage."""
+    t = arr.type
+    if pa.types.is_floating(t):
+        return arr.view({16: pa.uint16(), 32: pa.uint32(), 64: pa.uint64()}[t.bit_width])
+    if pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_duration(t):
+        return arr.view(pa.int32() if t.bit_width == 32 else pa.int64())
+    return arr
+
+
+def dictionary_of(arr: pa.Array) -> tuple[pa.Array, pa.Array] | None:
+    """(uint64 codes, sorted distinct values) of ``arr``, or None when it is mostly distinct."""
+    enc = pc.dictionary_encode(_hashable(arr))
+    d = len(enc.dictionary)
+    if d == 0 or d > (len(arr) - arr.null_count) // 2:
+        return None
+    values = enc.dictionary.view(arr.type) if enc.dictionary.type != arr.type else enc.dictionary
+    if pa.types.is_floating(arr.type):  # numpy sorts every float width, NaN last
+        order = np.argsort(values.to_numpy(zero_copy_only=False), kind="stable")
+    else:
+        order = np.asarray(pc.array_sort_indices(values), dtype=np.int64)
+    rank = np.empty(d, dtype=np.uint64)
+    rank[order] = np.arange(d, dtype=np.uint64)
+    indices = enc.indices
+    codes = rank[np.asarray(indices.fill_null(0) if indices.null_count else indices, dtype=np.int64)]
+    mask = np.asarray(indices.is_null()) if indices.null_count else None
+    return pa.array(codes, type=pa.uint64(), mask=mask), values.take(pa.array(order))
+
+
+def _body(arr: pa.Array, kind: int, ctx_factory) -> bytearray:
+    body = bytearray()
+    write_body(body, arr, kind, arr.null_count > 0, ctx_factory())
+    return body
+
+
+def _level_size(name: str, values: pa.Array, ctx_factory) -> int:
+    """Bytes the dictionary level and its note entry add (the level written in full)."""
+    level = bytearray()
+    write_table_columnar(level, dictionary_level(name, values), ctx_factory())
+    return len(level) + LEVEL_OVERHEAD + len(name.encode("utf-8"))
+
+
+def dictionary_level(name: str, values: pa.Array) -> pa.Table:
+    """The one-column table a dictionary level holds."""
+    return pa.table({name: values})
+
+
+def with_codes(table: pa.Table, dicts: list[DictColumn]) -> pa.Table:
+    """``table`` with each dictionary column replaced by its codes (level 0's columns)."""
+    for dc in dicts:
+        table = table.set_column(dc.index, dc.name, dc.codes)
+    return table
+
+
+def note_entry(dicts: list[DictColumn]) -> list[str]:
+    """Level 0's note entry ``"dict"``: the dictionary columns, in dictionary-level order."""
+    return [dc.name for dc in dicts]
+
+
+def write_dictionary_batch(out: bytearray, table: pa.Table, plan: DictionaryPlan, ctx) -> None:
+    """Append a flat batch with dictionary columns: ``[EF level 0, dictionary levels...]``."""
+    dicts = plan.columns
+    write_seq_header(out, 1 + len(dicts))
+    write_table_columnar(out, with_codes(table, dicts), ctx, note_extra={"dict": note_entry(dicts)},
+                         bodies=plan.bodies)
+    write_dictionary_levels(out, dicts, ctx)
+
+
+def write_dictionary_levels(out: bytearray, dicts: list[DictColumn], ctx) -> None:
+    """Append the dictionary levels, one ``EF`` per dictionary column, in note order."""
+    for dc in dicts:
+        write_table_columnar(out, dictionary_level(dc.name, dc.values), ctx)
+
+
+__all__ = ["DictColumn", "DictionaryPlan", "plan_dictionaries", "dictionary_of", "with_codes", "note_entry",
+           "write_dictionary_batch", "write_dictionary_levels", "MIN_ROWS"]

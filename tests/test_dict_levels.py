@@ -1,0 +1,228 @@
+"""Dictionary levels (docs/FORMAT.md Part 2 §2.4): columns of any type and cardinality as
+codes in level 0 plus a dictionary level; exact round trips, filters on codes, the
+Go-compatible switch, never-larger choices and corrupt layouts."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from arrow_check import assert_tables_bit_equal
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import qdf_columnar as qdf
+from qdf_columnar.errors import CorruptDataError, QueryError
+from qdf_columnar.wire.schema_note import PREFIX
+
+N = 3000
+RNG = np.random.default_rng(7)
+
+
+def _pick(values, n: int = N) -> np.ndarray:
+    return np.asarray(values)[RNG.integers(0, len(values), n)]
+
+
+def _table() -> pa.Table:
+    words = [f"airport-{i:04d}" for i in range(700)]  # > 256 distinct: beyond F5 / FA / FC
+    floats = np.round(RNG.normal(size=120) * 100, 2)
+    floats[:4] = [0.0, -0.0, np.nan, np.inf]
+    s = _pick(words).astype(object)
+    s[::97] = None
+    return pa.table({
+        "word": pa.array(s, type=pa.large_string()),
+        "blob": pa.array([w.encode() for w in _pick(words)], type=pa.binary()),
+        "price": pa.array(_pick(floats), type=pa.float64()),
+        "small": pa.array(_pick(floats).astype(np.float32), type=pa.float32()),
+        "code": pa.array(_pick(np.arange(0, 90_000, 613)), type=pa.int64()),
+        "u8": pa.array(_pick(np.arange(0, 250, 3, dtype=np.uint8)), type=pa.uint8()),
+        "day": pa.array(_pick([dt.date(2020, 1, 1) + dt.timedelta(days=7 * i) for i in range(300)]), type=pa.date32()),
+        "span": pa.array(_pick(np.arange(0, 10**9, 3_333_333)), type=pa.duration("us")),
+        "row": pa.array(np.arange(N), type=pa.int64()),
+    })
+
+
+def _note(buf: bytes) -> dict:
+    start = buf.index(PREFIX.encode()) + len(PREFIX)
+    doc, _ = json.JSONDecoder().raw_decode(buf[start:].decode("utf-8", "replace"))
+    return doc
+
+
+@pytest.mark.parametrize("mode", ["balanced", "compression"])
+def test_round_trip_exact(mode: str) -> None:
+    t = _table()
+    buf = qdf.encode(t, mode=mode)
+    assert_tables_bit_equal(qdf.decode(buf, output="arrow"), t)
+    if mode == "balanced":  # the note is inside the entropy-coded body in compression mode
+        assert set(_note(buf)["dict"]) >= {"word", "blob", "price", "small", "code", "day", "span"}
+    assert "row" not in (qdf.explain(buf).query("codec.str.startswith('dictionary')")["column"].tolist())
+
+
+def test_pandas_round_trip_exact() -> None:
+    df = _table().to_pandas()
+    back = qdf.decode(qdf.encode(df))
+    pd.testing.assert_frame_equal(back, df, check_exact=True)
+    assert np.signbit(back["price"].to_numpy()).sum() == np.signbit(df["price"].to_numpy()).sum()
+
+
+def test_smaller_than_the_reference_picker() -> None:
+    t = _table()
+    assert len(qdf.encode(t)) < 0.6 * len(qdf.encode(t, go_compatible=True))
+
+
+def test_go_compatible_writes_the_reference_shapes() -> None:
+    t = _table()
+    go = qdf.encode(t, go_compatible=True)
+    assert go == qdf.encode(t, mode=qdf.Options.BALANCED | qdf.Options.COLUMN_INDEX)
+    assert go[5] == 0xEF  # one EF container, no levels
+    assert qdf.encode(t, mode="compression", go_compatible=True) == qdf.encode(
+        t, mode=qdf.Options.COMPRESSION | qdf.Options.COLUMN_INDEX)
+    assert_tables_bit_equal(qdf.decode(go, output="arrow"), t)
+
+
+def test_mostly_distinct_columns_stay_direct() -> None:
+    t = pa.table({"id": np.arange(5000), "name": [f"user-{i}" for i in range(5000)],
+                  "x": RNG.normal(size=5000)})
+    buf = qdf.encode(t)
+    assert buf[5] == 0xEF  # one EF container: no dictionary levels
+    assert b'"dict"' not in buf
+
+
+def test_short_tables_stay_direct() -> None:
+    t = pa.table({"s": ["ab", "cd"] * 20})
+    assert qdf.encode(t) == qdf.encode(t, go_compatible=True)
+
+
+@pytest.mark.parametrize("expr", [
+    qdf.col("word") == "airport-0007",
+    qdf.col("word").isin(["airport-0001", "airport-0600", "nope"]),
+    qdf.col("word") >= "airport-0650",
+    qdf.col("word").is_null(),
+    ~(qdf.col("word") == "airport-0007"),
+    (qdf.col("price") > 50.5) & (qdf.col("code") < 20_000),
+    qdf.col("price") != 0.0,
+    qdf.col("code").isin([613, 1226, 5]),
+    qdf.col("u8") == 9,
+])
+def test_filters_on_codes_match_pandas(expr) -> None:
+    t = _table()
+    buf = qdf.encode(t)
+    got = qdf.decode(buf, filter=expr, output="arrow")
+    want = qdf.decode(qdf.encode(t, go_compatible=True), filter=expr, output="arrow")
+    assert got.num_rows > 0 or want.num_rows == 0
+    assert_tables_bit_equal(got, want)
+
+
+def test_select_only_some_columns() -> None:
+    t = _table()
+    buf = qdf.encode(t)
+    assert_tables_bit_equal(qdf.decode(buf, columns=["row", "price"], output="arrow"), t.select(["row", "price"]))
+    got = qdf.decode(buf, columns=["word"], filter=qdf.col("code") > 80_000, output="arrow")
+    mask = pa.compute.greater(t.column("code"), 80_000)
+    assert got.column("word").to_pylist() == t.filter(mask).column("word").to_pylist()
+
+
+def test_categories_without_expanding() -> None:
+    t = _table()
+    buf = qdf.encode(t)
+    got = qdf.decode(buf, categories=["word"], output="arrow")
+    col = got.column("word").combine_chunks()
+    assert pa.types.is_dictionary(col.type)
+    assert len(col.dictionary) == pa.compute.count_distinct(t.column("word")).as_py()
+    assert col.dictionary_decode().to_pylist() == t.column("word").to_pylist()
+    assert pa.types.is_dictionary(qdf.decode(buf, categories=True, output="arrow").schema.field("blob").type)
+    with pytest.raises(QueryError, match="not a string column"):
+        qdf.decode(buf, categories=["price"])
+
+
+def test_loads_and_files_read_dictionary_levels(tmp_path) -> None:
+    t = _table().slice(0, 500)
+    buf = qdf.encode(t)
+    assert_tables_bit_equal(pa.Table.from_pylist(qdf.loads(buf), schema=t.schema), t)
+    path = tmp_path / "t.qdf"
+    qdf.write_qdf(t, path, mode="balanced")
+    assert_tables_bit_equal(qdf.read_qdf(path, output="arrow"), t)
+
+
+def test_nested_batch_with_dictionary_columns() -> None:
+    words = _pick([f"w{i:03d}" for i in range(400)])
+    t = pa.table({"tags": [[int(i), int(i) + 1] for i in range(N)], "word": words})
+    buf = qdf.encode(t)
+    note = _note(buf)
+    assert note["dict"] == ["word"] and "shred" in note
+    assert_tables_bit_equal(qdf.decode(buf, output="arrow"), t)
+    got = qdf.decode(buf, filter=qdf.col("word") == "w007", output="arrow")
+    assert got.column("tags").to_pylist() == t.filter(pa.compute.equal(t.column("word"), "w007")).column(
+        "tags").to_pylist()
+
+
+def test_explain_shows_codes_and_values() -> None:
+    t = _table()
+    ex = qdf.explain(qdf.encode(t))
+    word = ex[ex["column"] == "word"]["codec"].tolist()
+    assert word[0].startswith("dictionary codes: Pack")
+    distinct = pa.compute.count_distinct(t.column("word")).as_py()
+    assert word[1].startswith(f"dictionary values ({distinct}): ColStr")
+
+
+# ------------------------------------------------------------------------- corrupt layouts
+def _dict_buffer() -> bytes:
+    t = pa.table({"s": _pick([f"value-{i}" for i in range(300)], 2000)})
+    buf = qdf.encode(t, mode="balanced")
+    assert _note(buf)["dict"] == ["s"]
+    return buf
+
+
+def test_code_outside_the_dictionary_is_corrupt() -> None:
+    from qdf_columnar.wire.context import EncodeContext
+    from qdf_columnar.wire.dict_write import DictColumn, DictionaryPlan, write_dictionary_batch
+
+    t = pa.table({"s": ["a", "b", "c", "d"] * 20})
+    codes = pa.array(np.arange(80) % 5, type=pa.uint64())  # code 4 has no value
+    out = bytearray(b"QDF\x01\x03")
+    write_dictionary_batch(out, t, DictionaryPlan([DictColumn(0, "s", codes, pa.array(["a", "b", "c", "d"]))], {}),
+                           EncodeContext(qdf.Options.BALANCED))
+    with pytest.raises(CorruptDataError, match="outside a dictionary of 4"):
+        qdf.decode(bytes(out))
+    ok = pa.array(np.arange(80) % 4, type=pa.uint64())
+    out = bytearray(b"QDF\x01\x03")
+    write_dictionary_batch(out, t, DictionaryPlan([DictColumn(0, "s", ok, pa.array(["a", "b", "c", "d"]))], {}),
+                           EncodeContext(qdf.Options.BALANCED))
+    assert qdf.decode(bytes(out), output="arrow").column("s").to_pylist() == t.column("s").to_pylist()
+
+
+def test_note_naming_a_missing_dictionary_column_is_corrupt() -> None:
+    buf = _dict_buffer()
+    bad = buf.replace(b'"dict":["s"]', b'"dict":["t"]')
+    assert bad != buf
+    with pytest.raises(CorruptDataError, match="dictionary column"):
+        qdf.decode(bad)
+
+
+def test_missing_dictionary_level_is_corrupt() -> None:
+    buf = bytearray(_dict_buffer())
+    assert buf[5] == 0xA2  # fixarray of 2: level 0 and one dictionary level
+    buf[5] = 0xA1
+    with pytest.raises(CorruptDataError):
+        qdf.decode(bytes(buf))
+
+
+# ------------------------------------------------------------------------- never larger
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(64, 3000), distinct=st.integers(1, 3000), seed=st.integers(0, 2**32 - 1),
+       kind=st.sampled_from(["int", "float", "str"]), nulls=st.booleans())
+def test_balanced_never_larger_than_the_reference_picker(n: int, distinct: int, seed: int, kind: str,
+                                                         nulls: bool) -> None:
+    rng = np.random.default_rng(seed)
+    pool = {"int": rng.integers(-10**9, 10**9, distinct), "float": np.round(rng.normal(size=distinct), 3),
+            "str": np.array([f"v{i}" for i in rng.integers(0, 10**6, distinct)])}[kind]
+    vals = pool[rng.integers(0, len(pool), n)]
+    mask = rng.random(n) < 0.2 if nulls else None
+    t = pa.table({"x": pa.array(vals, mask=mask)})
+    buf = qdf.encode(t)
+    assert len(buf) <= len(qdf.encode(t, go_compatible=True))
+    assert_tables_bit_equal(qdf.decode(buf, output="arrow"), t)
