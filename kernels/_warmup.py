@@ -19,6 +19,7 @@ KERNEL_MODULES: list[str] = [
     "bitpack",
     "intcodecs",
     "intdecode",
+    "blocks",
     "tans",
     "fsst",
     "fsst_train",

@@ -111,7 +111,7 @@ def test_inspect_qdf_file(files, capsys) -> None:
     rc, out, err = run(capsys, "inspect", files["qdf"])
     assert rc == 0 and not err
     size = files["qdf"].stat().st_size
-    assert f"qdf file, container v1.0, {size:,} bytes, 1,000 rows in 4 row groups" in out
+    assert f"qdf file, container v2.0, {size:,} bytes, 1,000 rows in 4 row groups" in out
     for section in ("schema (6 columns):", "row groups (4):", "columns:"):
         assert section in out
     for name in ("code", "level", "msg", "user_id", "ts", "lat", "timestamp[us, tz=UTC]"):

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import qdf_columnar as qdf
 from qdf_columnar.errors import CorruptDataError, QueryError
+from qdf_columnar.wire.dict_write import LEVEL_OVERHEAD, NOTE_COST
 from qdf_columnar.wire.schema_note import PREFIX
 
 N = 3000
@@ -224,5 +225,9 @@ def test_balanced_never_larger_than_the_reference_picker(n: int, distinct: int, 
     mask = rng.random(n) < 0.2 if nulls else None
     t = pa.table({"x": pa.array(vals, mask=mask)})
     buf = qdf.encode(t)
-    assert len(buf) <= len(qdf.encode(t, go_compatible=True))
+    # A string column the reference writes as per-value strings (interned against the
+    # shared table, which balanced gives up so columns stay independent) may cost at
+    # most a dictionary level's fixed overhead more (a constant 64-row column: 114 vs 88).
+    slack = LEVEL_OVERHEAD + 1 + NOTE_COST if kind == "str" else 0
+    assert len(buf) <= len(qdf.encode(t, go_compatible=True)) + slack
     assert_tables_bit_equal(qdf.decode(buf, output="arrow"), t)

@@ -27,7 +27,7 @@ def test_breakdown_adds_up_and_names_codecs() -> None:
         ex = qdf.explain(buf)
         assert int(ex["bytes"].sum()) == len(buf)
         codecs = dict(zip(ex["column"], ex["codec"]))
-        assert codecs["level"] == "ColStrDict" and codecs["id"] == "ColStrAlpha" and codecs["x"] == "PackALP"
+        assert codecs["level"] == "ColStrDict" and codecs["id"] == "ColStrFSST" and codecs["x"] == "PackALP"
         assert "+" in codecs["ts"]  # seconds payload + nanoseconds payload
         assert ex.loc[ex.column == "u", "nullable"].item()
         assert abs(ex["share"].sum() - 1) < 1e-3

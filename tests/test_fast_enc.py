@@ -399,6 +399,7 @@ def _reference_dumps(obj: object, mode: object) -> bytes:
     from qdf_columnar.options import header_flags
 
     opts = parse_mode(mode) if not isinstance(mode, Options) else mode
+    opts &= ~Options.CASCADE  # as dumps() does: messages keep the reference's shapes
     ctx = EncodeContext(opts)
     out = pack_header(header_flags(opts))
     write_value(out, obj, ctx)

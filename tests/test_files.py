@@ -125,8 +125,9 @@ def test_round_trip_matrix(tmp_path, frame, index, row_group_size):
 
 def test_every_row_group_is_a_v1_buffer(tmp_path, frame):
     path = tmp_path / "g.qdf"
-    qdf.write_qdf(frame, path, row_group_size=16, mode="balanced")
+    qdf.write_qdf(frame, path, row_group_size=16, mode="balanced", format_version=1)
     data = path.read_bytes()
+    assert data[:8] == b"QDFC\x01\x00\x00\x00"
     f = qdf.QdfFile(path)
     parts = []
     for g in f.row_groups:
@@ -135,6 +136,33 @@ def test_every_row_group_is_a_v1_buffer(tmp_path, frame):
         parts.append(qdf.decode(buf)[["int64", "str_default"]])
     got = pd.concat(parts)
     pd.testing.assert_frame_equal(got, frame[["int64", "str_default"]], check_exact=True)
+
+
+@pytest.mark.parametrize("mode", ["balanced", "compression"])
+def test_every_column_chunk_is_a_v1_buffer(tmp_path, frame, mode):
+    """Version 2.0: one chunk per column and row group, each a v1 buffer (or a zstd frame of one)."""
+    import pyarrow.compute as pc
+
+    path = tmp_path / "c.qdf"
+    qdf.write_qdf(frame, path, row_group_size=16, mode=mode)
+    data = path.read_bytes()
+    assert data[:8] == b"QDFC\x02\x00\x00\x00"
+    f = qdf.QdfFile(path)
+    names = f.schema.names
+    cols: dict[str, list] = {n: [] for n in ["int64", "str_default"]}
+    for g in f.row_groups:
+        assert len(g.chunks) == len(names) and g.crc32 == 0
+        assert g.offset == g.chunks[0].offset and g.length == sum(c.length for c in g.chunks)
+        for name, c in zip(names, g.chunks):
+            raw = data[c.offset:c.offset + c.length]
+            buf = raw if c.codec == 0 else pa.Codec("zstd").decompress(raw, decompressed_size=c.raw_length,
+                                                                      asbytes=True)
+            assert buf[:4] == b"QDF\x01" and len(buf) == c.raw_length
+            if name in cols:
+                cols[name].append(qdf.decode(buf, output="arrow").column(name))
+    want = pa.Table.from_pandas(frame[list(cols)], preserve_index=False)
+    for name, parts in cols.items():
+        assert pc.all(pc.equal(pa.chunked_array([p for c in parts for p in c.chunks]), want.column(name))).as_py()
 
 
 def test_arrow_output_has_the_file_schema(tmp_path, frame):
@@ -310,7 +338,7 @@ def test_explain_columns_summary_and_html(tmp_path, frame):
     html = f._repr_html_()
     assert "4 row groups" in html and "cat_ordered" in html and "<table" in html
     assert "rows=40" in repr(f) and "row_groups=4" in repr(f)
-    assert f.metadata["container_version"] == "1.0"
+    assert f.metadata["container_version"] == "2.0"
     g = f.row_groups[0]
     assert (g.index, g.num_rows) == (0, 10) and g.statistics["int8"].min == frame["int8"].iloc[:10].min()
 
@@ -361,8 +389,10 @@ def test_no_copy_columns_outlive_the_file(tmp_path):
 
     v = np.random.default_rng(1).normal(size=50_000)
     path = tmp_path / "nc.qdf"
-    # go_compatible: raw floats (the balanced preset would take ALP-RD, which decodes into new memory)
-    qdf.write_qdf({"v": v, "i": np.arange(50_000)}, path, row_group_size=20_000, mode="balanced", go_compatible=True)
+    # Raw floats in plain v1 buffers: go_compatible (the balanced preset would take ALP-RD, which
+    # decodes into new memory) and version 1 (a version-2 chunk may be a zstd frame)
+    qdf.write_qdf({"v": v, "i": np.arange(50_000)}, path, row_group_size=20_000, mode="balanced",
+                  go_compatible=True, format_version=1)
     with qdf.QdfFile(path) as f:
         t = f.read(output="arrow", no_copy=True)
         base = np.frombuffer(f._src._map, dtype=np.uint8).ctypes.data

@@ -22,12 +22,17 @@ from qdf_columnar.io.layout import HEADER, MAGIC, TRAILER_SIZE
 from qdf_columnar.wire.values import dumps, loads
 
 
-@pytest.fixture()
-def written(tmp_path):
+@pytest.fixture(params=[2, 1], ids=["v2", "v1"])
+def written(tmp_path, request):
     df = pd.DataFrame({"x": np.arange(100), "s": [f"s{i % 13}" for i in range(100)], "f": np.linspace(0, 1, 100)})
     path = tmp_path / "f.qdf"
-    qdf.write_qdf(df, path, row_group_size=20)
+    qdf.write_qdf(df, path, row_group_size=20, format_version=request.param)
     return path, df
+
+
+def _damaged_span(g, at: int) -> int:
+    """Where a read reports damage at byte ``at`` of group ``g``: the group (v1) or the chunk holding it (v2)."""
+    return next((c.offset for c in g.chunks if c.offset <= at < c.offset + c.length), g.offset)
 
 
 def _footer(data: bytes) -> tuple[int, bytes]:
@@ -49,10 +54,11 @@ def test_corrupted_row_group_is_named_and_skippable(written):
     data = bytearray(path.read_bytes())
     data[g.offset + g.length // 2] ^= 0x5A
     path.write_bytes(bytes(data))
-    with pytest.raises(qdf.CorruptDataError, match="row group 2 checksum mismatch") as e:
+    with pytest.raises(qdf.CorruptDataError, match="checksum mismatch") as e:
         qdf.read_qdf(path)
-    assert e.value.row_group == 2 and e.value.offset == g.offset
-    assert f"byte {g.offset}" in str(e.value)
+    where = _damaged_span(g, g.offset + g.length // 2)
+    assert e.value.row_group == 2 and e.value.offset == where
+    assert f"byte {where}" in str(e.value) and "row group 2" in str(e.value)
     with pytest.warns(qdf.QdfWarning, match="row group 2"):
         got = qdf.read_qdf(path, on_error="skip")
     want = df.drop(index=range(40, 60)).reset_index(drop=True)
@@ -69,11 +75,12 @@ def test_bad_bytes_behind_a_valid_checksum_are_located(written):
     data = path.read_bytes()
     at, footer = _footer(data)
     meta = loads(footer)
-    rg = meta["row_groups"]
-    off, length = int(rg["offset"][1]), int(rg["length"][1])
+    table = meta["chunks"] if "chunks" in meta else meta["row_groups"]
+    k = 1 * 3 if "chunks" in meta else 1  # v2: chunk 0 (column x) of group 1; v1: group 1
+    off, length = int(table["offset"][k]), int(table["length"][k])
     bad = bytearray(data)
     bad[off + 5:off + length] = b"\xff" * (length - 5)
-    rg["crc32"][1] = zlib.crc32(bytes(bad[off:off + length]))
+    table["crc32"][k] = zlib.crc32(bytes(bad[off:off + length]))
     path.write_bytes(_with_footer(bytes(bad), dumps(meta, mode="balanced")))
     with pytest.raises(qdf.DecodeError) as e:
         qdf.read_qdf(path)
@@ -99,7 +106,7 @@ def test_truncated_files(written):
     (b"PAR1" + b"\0" * 100, qdf.CorruptDataError, "not a .qdf file"),
     (bytes(range(256)) * 4, qdf.CorruptDataError, "not a .qdf file"),
     (HEADER + b"\0" * 40, qdf.TruncatedError, "trailing magic"),
-    (b"QDFC\x02\x00\x00\x00" + b"\0" * 40, qdf.UnsupportedVersionError, "version 2"),
+    (b"QDFC\x03\x00\x00\x00" + b"\0" * 40, qdf.UnsupportedVersionError, "version 3"),
 ])
 def test_foreign_and_garbage_files(tmp_path, content, error, match):
     path = tmp_path / "g.qdf"

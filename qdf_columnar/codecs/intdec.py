@@ -11,7 +11,7 @@ TruncatedError / CorruptDataError carrying the byte offset.
 from __future__ import annotations
 
 import numpy as np
-from qdf_kernels import bitpack, intdecode
+from qdf_kernels import bitpack, blocks, intdecode
 from qdf_kernels._status import ERR_TRUNCATED
 
 from ..columns import alloc
@@ -207,7 +207,14 @@ def _block(r: ByteReader, expect: int | None, want: bool, depth: int) -> np.ndar
         raise r.corrupt("block offsets must start at 0 and increase strictly", table_at)
     if body + int(offs[-1]) >= r.end:
         raise TruncatedError("a block offset points past the end of the input", column=r.column, offset=table_at)
-    arr, _ = _out(c, signed, want)
+    arr, u = _out(c, signed, want)
+    if want:
+        # Every block in one kernel call; a nested block payload, or any damage, is
+        # re-read below in Python, which decodes the former and names the latter.
+        end = blocks.block_decode(r.array(), r.end, body, offs, blk, signed, u, np.zeros(1, dtype=np.int64))
+        if end >= 0:
+            r.pos = int(end)
+            return arr
     for b in range(nblocks):
         r.pos = body + int(offs[b])
         rows = min(blk, c - b * blk)

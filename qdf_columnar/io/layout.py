@@ -1,10 +1,13 @@
 """The bytes of a ``.qdf`` file (docs/FORMAT.md Part 4): magics, trailer, footer.
 
-A file is ``header | row group 0 | ... | row group k-1 | footer | trailer``. Every row
-group is a complete qdf v1 buffer; the footer is one more v1 buffer (a ``dumps``-ed map)
-holding the Arrow schema, the row-group directory and per-column statistics. This
-module builds the footer and parses it back, validating every field of a possibly
-hostile footer before anything uses it: a bad one raises ``CorruptDataError``.
+A file is ``header | row group 0 | ... | row group k-1 | footer | trailer``. In
+container version 2.0 a row group is one **column chunk** per top-level column, each a
+complete qdf v1 buffer (or a zstd frame holding one); in version 1.0 it is one v1
+buffer for the whole group. The footer is one more v1 buffer (a ``dumps``-ed map)
+holding the Arrow schema, the row-group and chunk directories and per-column
+statistics. This module builds the footer and parses it back, validating every field
+of a possibly hostile footer before anything uses it: a bad one raises
+``CorruptDataError``.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ __all__ = [
     "TRAILER_SIZE",
     "ColumnStats",
     "RowGroup",
+    "Chunk",
     "FileMeta",
+    "header_for",
     "SchemaMismatchError",
     "pack_trailer",
     "build_footer",
@@ -39,11 +44,25 @@ __all__ = [
 ]
 
 MAGIC = FILE_MAGIC  # b"QDFC"
-#: Container version (major, minor). A reader refuses another major; a newer minor only
-#: adds optional footer keys, which this reader ignores.
-VERSION = (1, 0)
+#: Container version (major, minor) new files get. A reader refuses a major it does
+#: not know; a newer minor only adds optional footer keys, which this reader ignores.
+VERSION = (2, 0)
+#: Majors this reader reads: 1 (a row group is one v1 buffer), 2 (column chunks).
+READ_MAJORS = (1, 2)
 HEADER = MAGIC + bytes([VERSION[0], VERSION[1], 0, 0])
 HEADER_SIZE = len(HEADER)
+#: Column-chunk codecs (footer ``chunks.codec``): the bytes as they are, or a zstd frame.
+CHUNK_V1, CHUNK_ZSTD = 0, 1
+#: A zstd chunk may not claim to unpack to more than this many times its size plus
+#: 1 MiB (:func:`max_unpacked`): a hostile footer cannot make the reader allocate
+#: without bound, and the writer keeps a chunk that would compress further unwrapped.
+#: Periodic columns reach a few hundred (a 51-value cycle of state codes: 325x).
+MAX_ZSTD_RATIO = 1024
+
+
+def max_unpacked(length: int) -> int:
+    """The largest v1 buffer a zstd chunk of ``length`` bytes may hold."""
+    return MAX_ZSTD_RATIO * length + (1 << 20)
 _TRAILER = struct.Struct("<QI4s")  # footer length, footer CRC-32, trailing magic
 TRAILER_SIZE = _TRAILER.size
 V1_HEADER_SIZE = 5
@@ -76,8 +95,28 @@ class ColumnStats:
 
 
 @dataclass(frozen=True)
+class Chunk:
+    """One column chunk of a version-2 row group: its bytes, their checksum and codec.
+
+    ``raw_length`` is the length of the v1 buffer the chunk holds (its own length for a
+    plain chunk, the unpacked length of a zstd one).
+    """
+
+    offset: int
+    length: int
+    crc32: int
+    codec: int = CHUNK_V1
+    raw_length: int = 0
+
+
+@dataclass(frozen=True)
 class RowGroup:
-    """One row group: where its v1 buffer lies, how many rows, and per-column statistics."""
+    """One row group: where its bytes lie, how many rows, and per-column statistics.
+
+    In a version-1 file ``offset`` / ``length`` / ``crc32`` are those of its one v1
+    buffer; in a version-2 file ``offset`` / ``length`` span its ``chunks`` (one per
+    schema field, in schema order) and ``crc32`` is 0.
+    """
 
     index: int
     offset: int
@@ -85,6 +124,7 @@ class RowGroup:
     num_rows: int
     crc32: int
     statistics: Mapping[str, ColumnStats] = field(repr=False)
+    chunks: tuple[Chunk, ...] = field(default=(), repr=False)
 
 
 @dataclass(frozen=True)
@@ -132,6 +172,11 @@ _PY_TYPES: dict[str, tuple[type, ...]] = {
 # ----------------------------------------------------------------------------- write
 
 
+def header_for(major: int) -> bytes:
+    """The 8 leading bytes of a file of container version ``major``.0."""
+    return MAGIC + bytes([major, 0, 0, 0])
+
+
 def pack_trailer(footer: bytes) -> bytes:
     return _TRAILER.pack(len(footer), zlib.crc32(footer), MAGIC)
 
@@ -162,9 +207,14 @@ def _stats_columns(name: str, kind: str | None, groups: list[RowGroup]) -> dict[
 
 
 def build_footer(
-    schema: pa.Schema, groups: list[RowGroup], dictionaries: dict[str, pa.Array], created_by: str
+    schema: pa.Schema, groups: list[RowGroup], dictionaries: dict[str, pa.Array], created_by: str,
+    major: int = VERSION[0],
 ) -> bytes:
-    """The footer as a qdf v1 buffer (a ``dumps``-ed map); see docs/FORMAT.md §4.3."""
+    """The footer as a qdf v1 buffer (a ``dumps``-ed map); see docs/FORMAT.md §4.3.
+
+    ``major`` 2 adds the chunk directory (``chunks``); every group must then have one
+    chunk per schema field.
+    """
     from ..wire.values import dumps
 
     names = schema.names
@@ -177,7 +227,7 @@ def build_footer(
         dicts[name] = sink.getvalue().to_pybytes()
     footer = {
         "format": "qdf-file",
-        "version": list(VERSION),
+        "version": [major, 0],
         "created_by": created_by,
         "schema": schema.serialize().to_pybytes(),
         "num_rows": sum(g.num_rows for g in groups),
@@ -196,6 +246,18 @@ def build_footer(
         "stats": [dumps(_stats_columns(n, stat_kind(t), groups), mode="balanced")
                   for n, t in zip(names, schema.types)],
     }
+    if major >= 2:
+        chunks = [c for g in groups for c in g.chunks]
+        if any(len(g.chunks) != len(names) for g in groups):  # pragma: no cover - the writer's invariant
+            raise EncodeError("a version-2 row group needs one chunk per column")
+        # Group-major: chunk j of group i is entry i * len(schema) + j.
+        footer["chunks"] = {
+            "offset": np.array([c.offset for c in chunks], dtype=np.uint64),
+            "length": np.array([c.length for c in chunks], dtype=np.uint64),
+            "crc32": np.array([c.crc32 for c in chunks], dtype=np.uint64),
+            "codec": np.array([c.codec for c in chunks], dtype=np.uint64),
+            "raw": np.array([c.raw_length for c in chunks], dtype=np.uint64),
+        }
     return dumps(footer, mode="balanced")
 
 
@@ -211,9 +273,10 @@ def parse_header(head: bytes) -> tuple[int, int]:
             raise DecodeError("this is a plain qdf v1 buffer, not a .qdf file; read it with qdf.decode()", offset=0)
         raise CorruptDataError(f"not a .qdf file: leading magic {bytes(head[:4])!r}, expected {MAGIC!r}", offset=0)
     major, minor = head[4], head[5]
-    if major != VERSION[0]:
+    if major not in READ_MAJORS:
         raise UnsupportedVersionError(
-            f".qdf container version {major}.{minor}; this reader reads version {VERSION[0]}.x", offset=4
+            f".qdf container version {major}.{minor}; this reader reads versions "
+            + " and ".join(f"{m}.x" for m in READ_MAJORS), offset=4
         )
     return major, minor
 
@@ -400,8 +463,39 @@ def _check_field_names(schema: pa.Schema) -> None:
         stack.extend(t.field(i) for i in range(t.num_fields))
 
 
-def parse_footer(buf: bytes | memoryview, footer_offset: int, crc: int, data_end: int) -> FileMeta:
-    """Validate and parse the footer at ``footer_offset`` (``data_end``: where row groups must end)."""
+def _chunks(raw: Any, n_groups: int, n_cols: int, g_offs: np.ndarray, g_ends: np.ndarray,
+            at: int) -> list[tuple[Chunk, ...]]:
+    """Validate the chunk directory of a version-2 footer; the chunks of every group."""
+    _need(isinstance(raw, dict), "chunks is not a map of arrays", at)
+    n = n_groups * n_cols
+    offs = _int_array(raw.get("offset"), "chunk offsets", n, at)
+    lens = _int_array(raw.get("length"), "chunk lengths", n, at)
+    crcs = _int_array(raw.get("crc32"), "chunk checksums", n, at)
+    codecs = _int_array(raw.get("codec"), "chunk codecs", n, at)
+    raws = _int_array(raw.get("raw"), "chunk raw lengths", n, at)
+    ends = offs + lens
+    group_of = np.repeat(np.arange(n_groups), n_cols)
+    starts_ok = offs >= np.concatenate(([HEADER_SIZE], ends[:-1])) if n else np.zeros(0, bool)
+    inside = (offs >= g_offs[group_of]) & (ends <= g_ends[group_of]) if n else np.zeros(0, bool)
+    plain = codecs == CHUNK_V1
+    raw_ok = np.where(plain, raws == lens, (raws >= V1_HEADER_SIZE) & (raws <= max_unpacked(lens)))
+    ok = starts_ok & inside & (lens >= V1_HEADER_SIZE) & (crcs < 1 << 32) & ((codecs == CHUNK_V1) | (
+        codecs == CHUNK_ZSTD)) & raw_ok
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        raise CorruptDataError(
+            f"bad footer: chunk {i % n_cols} of row group {i // n_cols} at bytes [{offs[i]}, {ends[i]}) overlaps "
+            "another, lies outside its row group, or has an impossible checksum, codec or unpacked length",
+            offset=at, row_group=i // n_cols)
+    flat = [Chunk(o, ln, c, k, r) for o, ln, c, k, r in
+            zip(offs.tolist(), lens.tolist(), crcs.tolist(), codecs.tolist(), raws.tolist())]
+    return [tuple(flat[i * n_cols:(i + 1) * n_cols]) for i in range(n_groups)]
+
+
+def parse_footer(buf: bytes | memoryview, footer_offset: int, crc: int, data_end: int,
+                 header_major: int | None = None) -> FileMeta:
+    """Validate and parse the footer at ``footer_offset`` (``data_end``: where row groups
+    must end; ``header_major``: the file header's version, which the footer must repeat)."""
     from ..wire.values import loads
 
     at = footer_offset
@@ -414,8 +508,10 @@ def parse_footer(buf: bytes | memoryview, footer_offset: int, crc: int, data_end
     _need(isinstance(f, dict) and f.get("format") == "qdf-file", "not a qdf-file footer map", at)
     ver = f.get("version")
     _need(isinstance(ver, list) and len(ver) == 2 and all(isinstance(v, int) for v in ver), "bad version", at)
-    if ver[0] != VERSION[0]:
+    if ver[0] not in READ_MAJORS:
         raise UnsupportedVersionError(f"footer of container version {ver[0]}.{ver[1]}", offset=at)
+    _need(header_major is None or ver[0] == header_major,
+          f"footer of version {ver[0]}.{ver[1]} in a file whose header says {header_major}.x", at)
     _need(f.get("checksum") == "crc32", f"unknown checksum {f.get('checksum')!r}", at)
     blob = f.get("schema")
     _need(isinstance(blob, bytes), "schema is not bytes", at)
@@ -439,18 +535,25 @@ def parse_footer(buf: bytes | memoryview, footer_offset: int, crc: int, data_end
     crcs = _int_array(rg.get("crc32"), "row group checksums", n_groups, at)
     ends = offs + lens
     starts_ok = offs >= np.concatenate(([HEADER_SIZE], ends[:-1])) if n_groups else np.zeros(0, bool)
-    ok = starts_ok & (lens >= V1_HEADER_SIZE) & (ends <= data_end) & (rows <= MAX_GROUP_ROWS) & (crcs < 1 << 32)
+    # A version-2 group is its chunks: none at all when the schema has no columns.
+    min_len = V1_HEADER_SIZE if ver[0] == 1 or len(schema) else 0
+    ok = starts_ok & (lens >= min_len) & (ends <= data_end) & (rows <= MAX_GROUP_ROWS) & (crcs < 1 << 32)
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])
         raise CorruptDataError(
             f"bad footer: row group {i} at bytes [{offs[i]}, {ends[i]}) with {rows[i]} rows overlaps another, "
             "lies outside the data or has an impossible row count or checksum", offset=at, row_group=i)
+    if ver[0] >= 2:
+        group_chunks = _chunks(f.get("chunks"), n_groups, len(schema), offs, ends, at)
+        _need(not crcs.any(), "a version-2 row group has a checksum of its own (its chunks carry them)", at)
+    else:
+        group_chunks = [() for _ in range(n_groups)]
     stats = f.get("stats")
     _need(isinstance(stats, list) and len(stats) == len(schema) and all(isinstance(b, bytes) for b in stats),
           "stats are not one buffer per schema field", at)
     table = _StatsTable(dict(zip(schema.names, zip(stats, kinds))), rows, at)
     groups = [
-        RowGroup(i, o, ln, r, c, _GroupStats(table, i))
+        RowGroup(i, o, ln, r, c, _GroupStats(table, i), group_chunks[i])
         for i, (o, ln, r, c) in enumerate(zip(offs.tolist(), lens.tolist(), rows.tolist(), crcs.tolist()))
     ]
     num_rows = _uint(f.get("num_rows"), "num_rows", at)

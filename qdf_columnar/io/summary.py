@@ -2,7 +2,9 @@
 
 ``explain_groups`` needs only the footer. ``columns_summary`` also walks each row
 group's column bodies with ``qdf.explain`` (nothing is decoded) to name the codecs
-and count bytes; nested columns are summed over their shredded slots.
+and count bytes; nested columns are summed over their shredded slots, and in a
+version-2 file a column's bytes are its chunks' bytes on disk (zstd ones unpacked
+first to name their codecs).
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import decimal
 import html
 from typing import TYPE_CHECKING, Any
 
-from .layout import stat_kind
+from .chunks import open_chunk
+from .layout import CHUNK_ZSTD, stat_kind
 
 if TYPE_CHECKING:
     from .reader import QdfFile
@@ -73,6 +76,16 @@ def columns_summary(f: QdfFile, max_row_groups: int | None) -> Any:
     enc_bytes = dict.fromkeys(names, 0)
     row_major = False
     for g in groups:
+        if g.chunks:  # version 2: each chunk is its column's, headers and all, at its bytes on disk
+            for name, chunk in zip(names, g.chunks):
+                buf = open_chunk(f._src.read(chunk.offset, chunk.length), chunk, column=name, row_group=g.index)
+                zstd = "zstd: " if chunk.codec == CHUNK_ZSTD else ""
+                for r in explain(buf).itertuples(index=False):
+                    if _owner(r.column, names) == name:
+                        codecs[name][zstd + r.codec] = codecs[name].get(zstd + r.codec, 0) + int(r.bytes)
+                        kinds[name].add(r.kind)
+                enc_bytes[name] += chunk.length
+            continue
         part = explain(f._src.read(g.offset, g.length))
         for r in part.itertuples(index=False):
             if r.column.startswith("(residual rows: "):

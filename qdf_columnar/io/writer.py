@@ -29,7 +29,19 @@ import pyarrow.compute as pc
 from ..columns.frames import strip_categories
 from ..columns.inputs import to_arrow_table
 from ..errors import InvalidOptionError, QdfIOError, QdfIsADirectoryError, UnsupportedTypeError
-from .layout import HEADER, MAX_GROUP_ROWS, RowGroup, SchemaMismatchError, build_footer, pack_trailer
+from .chunks import chunk_table, encode_chunk
+from .layout import (
+    HEADER_SIZE,
+    MAX_GROUP_ROWS,
+    READ_MAJORS,
+    VERSION,
+    Chunk,
+    RowGroup,
+    SchemaMismatchError,
+    build_footer,
+    header_for,
+    pack_trailer,
+)
 from .reader import QdfFile
 from .source import QdfPath, WritableFile, missing_directory, os_error, resolve, source_name, writable_file
 from .stats import column_stats
@@ -353,6 +365,7 @@ def write_qdf(
     column_index: bool = ...,
     nested: str = ...,
     go_compatible: bool = ...,
+    format_version: int | None = ...,
     append: bool = ...,
     storage_options: dict[str, Any] | None = ...,
 ) -> bytes: ...
@@ -368,6 +381,7 @@ def write_qdf(
     column_index: bool = ...,
     nested: str = ...,
     go_compatible: bool = ...,
+    format_version: int | None = ...,
     append: bool = ...,
     storage_options: dict[str, Any] | None = ...,
 ) -> None: ...
@@ -382,6 +396,7 @@ def write_qdf(
     column_index: bool = True,
     nested: str = "columns",
     go_compatible: bool = False,
+    format_version: int | None = None,
     append: bool = False,
     storage_options: dict[str, Any] | None = None,
 ) -> bytes | None:
@@ -409,6 +424,12 @@ def write_qdf(
     mode, column_index, nested, go_compatible
         Passed to :func:`qdf.encode` for every row group (``go_compatible=True``: row
         groups the Go library decodes to the same values).
+    format_version : {2, 1}, optional
+        The container version (docs/FORMAT.md Part 4). 2 (the default for a new file)
+        stores every row group as one column chunk per column, each a qdf v1 buffer
+        (zstd-wrapped where that is at least 5% smaller), so a read fetches and decodes
+        only the columns it needs. 1 stores a row group as one v1 buffer. ``append``
+        keeps the existing file's version.
     row_group_size : int
         Rows per row group, at most 2**24 (the v1 container limit).
     append : bool
@@ -465,6 +486,8 @@ def write_qdf(
     if nested not in ("columns", "rows"):
         raise InvalidOptionError(f"nested must be 'columns' or 'rows', not {nested!r}")
     parse_mode(mode, column_index=column_index)
+    if format_version is not None and (type(format_version) is not int or format_version not in READ_MAJORS):
+        raise InvalidOptionError(f"format_version must be one of {READ_MAJORS}, not {format_version!r}")
     to_file = writable_file(path)  # False for a path or None; refuses other kinds
     fs, fpath, existing = None, "", None
     if path is None or to_file:
@@ -480,6 +503,13 @@ def write_qdf(
             _check_local_target(fpath)
         if append and (os.path.exists(fpath) if fs is None else fs.exists(fpath)):
             existing = QdfFile(fpath if fs is None else path, storage_options)
+    major = format_version or VERSION[0]
+    if existing is not None:
+        if format_version is not None and format_version != existing._meta.version[0]:
+            existing.close()
+            raise InvalidOptionError(f"append=True to a version-{existing._meta.version[0]} file cannot write "
+                                     f"format_version={format_version}")
+        major = existing._meta.version[0]
     try:
         keeper = _Schema(existing)
         old = _old_row_groups(existing, remote=fs is not None)
@@ -491,15 +521,20 @@ def write_qdf(
         else:
             sink = _LocalSink(fpath) if fs is None else _FsspecSink(fs, fpath, source_name(path))
         try:
-            groups = _write_groups(sink, keeper, existing, old, data, row_group_size,
-                                   lambda t: encode(t, mode=mode, column_index=column_index, nested=nested,
-                                                    go_compatible=go_compatible))
+            opts = {"nested": nested, "go_compatible": go_compatible}
+            if major >= 2:
+                groups = _write_chunked_groups(
+                    sink, keeper, existing, old, data, row_group_size,
+                    lambda t: encode_chunk(t, encode, mode, column_index, **opts))
+            else:
+                groups = _write_groups(sink, keeper, existing, old, data, row_group_size,
+                                       lambda t: encode(t, mode=mode, column_index=column_index, **opts))
             if keeper.schema is None:
                 raise InvalidOptionError("write_qdf got no batches, so there is no schema to write")
             if existing is None and not groups:  # nothing was encoded: still refuse unstorable columns
                 encode(_empty_of(keeper.schema), mode=mode, column_index=column_index, nested=nested,
                        go_compatible=go_compatible)
-            footer = build_footer(keeper.final(), groups, keeper.dicts, f"qdf_columnar {__version__}")
+            footer = build_footer(keeper.final(), groups, keeper.dicts, f"qdf_columnar {__version__}", major)
             sink.write(footer)
             sink.write(pack_trailer(footer))
             sink.commit()
@@ -546,17 +581,41 @@ def _old_row_groups(existing: QdfFile | None, remote: bool) -> Iterator[Any]:
     return iter(lambda: spool.read(_COPY_CHUNK), b"")
 
 
+def _start(sink: Any, existing: QdfFile | None, old: Iterator[Any], major: int) -> tuple[int, list[RowGroup]]:
+    """Write the header (new file) or the existing row groups; (next offset, groups so far)."""
+    if existing is None:
+        sink.write(header_for(major))
+        return HEADER_SIZE, []
+    # Row groups (and chunks) are v1 buffers at absolute offsets: copied verbatim, they stay valid.
+    for chunk in old:
+        sink.write(chunk)
+    return existing._meta.footer_offset, list(existing.row_groups)
+
+
+def _write_chunked_groups(
+    sink: Any, keeper: _Schema, existing: QdfFile | None, old: Iterator[Any], data: Any, size: int, enc: Any
+) -> list[RowGroup]:
+    """Version 2.0: each row group as one chunk per column (``enc`` -> bytes, codec, v1 length)."""
+    offset, groups = _start(sink, existing, old, 2)
+    for t in _row_groups(keeper, data, size):
+        # Every chunk is encoded before statistics are taken and anything is written: a
+        # column qdf cannot store is refused by its encoder, naming it.
+        encoded = [enc(chunk_table(t, i)) for i in range(t.num_columns)]
+        stats = {name: column_stats(t.column(i)) for i, name in enumerate(t.column_names)}
+        start, chunks = offset, []
+        for buf, codec, raw in encoded:
+            chunks.append(Chunk(offset, len(buf), zlib.crc32(buf), codec, raw))
+            sink.write(buf)
+            offset += len(buf)
+        groups.append(RowGroup(len(groups), start, offset - start, t.num_rows, 0, stats, tuple(chunks)))
+    return groups
+
+
 def _write_groups(
     sink: Any, keeper: _Schema, existing: QdfFile | None, old: Iterator[Any], data: Any, size: int, enc: Any
 ) -> list[RowGroup]:
-    if existing is None:
-        sink.write(HEADER)
-        offset, groups = len(HEADER), []
-    else:
-        # Row groups are v1 buffers at absolute offsets: copied verbatim, they stay valid.
-        offset, groups = existing._meta.footer_offset, existing.row_groups
-        for chunk in old:
-            sink.write(chunk)
+    """Version 1.0: each row group as one v1 buffer (``enc`` -> bytes)."""
+    offset, groups = _start(sink, existing, old, 1)
     for t in _row_groups(keeper, data, size):
         buf = enc(t)
         stats = {name: column_stats(t.column(i)) for i, name in enumerate(t.column_names)}

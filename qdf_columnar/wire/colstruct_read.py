@@ -66,6 +66,9 @@ class ColStructHeader:
     shred: list[tuple[str, pa.DataType | None]] | None = None
     #: level 0 of a batch with dictionary levels: the dictionary columns, in level order
     dicts: list[str] | None = None
+    #: level 0 of a batch of levels whose note says ``"indep": true``: no string body in
+    #: any level is per-value, so no level depends on the Dense state of another's bodies
+    independent: bool = False
 
     @property
     def pandas_metadata(self) -> bytes | None:
@@ -145,7 +148,7 @@ def read_header(r: ByteReader, ctx, *, hybrid: bool = False) -> ColStructHeader:
             off += int(ln)
     header = ColStructHeader(n, infos, infos, has_index, body_start, end=(off if has_index else -1), hybrid=hybrid)
     if infos and is_note(infos[-1].name, infos[-1].kind):
-        types, meta, header.shred, header.dicts = parse_note(infos[-1].name)
+        types, meta, header.shred, header.dicts, header.independent = parse_note(infos[-1].name)
         header.columns = infos[:-1]
         header.metadata = meta
     else:
@@ -223,6 +226,9 @@ class ColumnDecoder:
         self.h = header
         self.ctx = ctx
         self.copy = copy
+        #: Whether skipped per-value string bodies are replayed for the intern state
+        #: (:meth:`run` clears it when no wanted column needs that state).
+        self.replay = True
         self.budget = max(256 << 20, 64 * (r.end - r.pos))
 
     def _charge(self, nbytes: int) -> None:
@@ -242,6 +248,12 @@ class ColumnDecoder:
         residual = [c for c in self.h.all_columns if c.kind == ColKind.RESIDUAL]
         need_rows = bool(residual) and (walk_all or any(c.name in wanted for c in residual))
         last_needed = max((c.index for c in self.h.all_columns if c.name in wanted), default=-1)
+        # The Dense intern state matters only to per-value string bodies. When no wanted
+        # column is one (every wanted string body is a self-contained block: always so
+        # in a CASCADE batch), skipped columns are sought past without reading a byte of
+        # them, so a column never depends on the others' bytes.
+        self.replay = walk_all or need_rows or not self.h.has_index or any(
+            info.name in wanted and _body_touches_state(r, info, self.h.n_rows) for info in self.h.all_columns)
         for info in self.h.all_columns:
             if info.kind == ColKind.RESIDUAL:
                 continue  # residual fields follow all the column bodies, row by row
@@ -282,7 +294,7 @@ class ColumnDecoder:
     # ------------------------------------------------------------------ skip
     def _skip(self, info: ColumnInfo) -> None:
         r = self.r
-        if info.length >= 0 and not _body_touches_state(r, info, self.h.n_rows):
+        if info.length >= 0 and (not self.replay or not _body_touches_state(r, info, self.h.n_rows)):
             r.pos = info.start + info.length
             return
         n = self._present_count(info)

@@ -164,7 +164,10 @@ def write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx) -
     elif kind == ColKind.STRING:
         if pa.types.is_null(vals.type):
             vals = pa.array([], type=pa.large_string())
-        write_string_column(body, vals, ctx.dense, fsst=bool(ctx.opts & Options.FSST))
+        # CASCADE: block forms only, so no later column depends on this one's intern state,
+        # and FSST in balanced too (its decode is a table lookup per code, memory speed).
+        write_string_column(body, vals, ctx.dense, fsst=bool(ctx.opts & (Options.FSST | Options.CASCADE)),
+                            independent=bool(ctx.opts & Options.CASCADE))
     elif kind == ColKind.TIME:
         sec, nsec = split_timestamps(_numpy(vals, np.int64), vals.type.unit)
         encode_int_array(body, sec, block=block)

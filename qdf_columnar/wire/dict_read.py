@@ -40,8 +40,9 @@ def check_dictionary_columns(h0: ColStructHeader, flat: list[str]) -> None:
 
 
 def read_dictionary_levels(r: ByteReader, ctx, names: list[str], wanted: set[str], *,
-                           copy: bool) -> dict[str, DictionaryLevel]:
-    """Read one dictionary level per name of ``names`` (in order), decoding the ``wanted`` ones."""
+                           copy: bool, independent: bool = False) -> dict[str, DictionaryLevel]:
+    """Read one dictionary level per name of ``names`` (in order), decoding the ``wanted``
+    ones (and walking the others unless the batch's levels are ``independent``)."""
     out: dict[str, DictionaryLevel] = {}
     for name in names:
         at = r.pos
@@ -55,7 +56,10 @@ def read_dictionary_levels(r: ByteReader, ctx, names: list[str], wanted: set[str
         info = h.columns[0]
         if info.nullable:
             raise CorruptDataError(f"the dictionary level of {name!r} holds nulls", offset=at, column=name)
-        scanned = ColumnDecoder(r, h, ctx, copy=copy).run({name} if name in wanted else set(), walk_all=True)
+        seek = independent and h.has_index
+        scanned = ColumnDecoder(r, h, ctx, copy=copy).run({name} if name in wanted else set(), walk_all=not seek)
+        if seek:
+            r.pos = h.end
         if h.has_index and r.pos != h.end:
             raise CorruptDataError("dictionary level ends before its column index says", offset=r.pos, column=name)
         values = scanned[name](None) if name in wanted else None

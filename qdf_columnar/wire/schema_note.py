@@ -80,12 +80,14 @@ MAX_SPLIT_KEYS = 64
 class ParsedNote(NamedTuple):
     """A schema note's content: column types, schema metadata to restore, the shredded
     layout (top-level columns in order with the Arrow type of each nested one, None for
-    a flat one) and the dictionary columns in dictionary-level order."""
+    a flat one), the dictionary columns in dictionary-level order, and whether the
+    batch's levels are independent (``"indep": true``: every string body is a block)."""
 
     types: dict[str, pa.DataType]
     metadata: dict[bytes, bytes]
     shred: Layout | None
     dicts: list[str] | None
+    independent: bool = False
 
 
 def parse_note(name: str) -> ParsedNote:
@@ -118,7 +120,10 @@ def parse_note_document(note: Any) -> ParsedNote:
             if not isinstance(note["logical"], dict):
                 raise ValueError("logical must be an object")
             meta[LOGICAL_KEY] = json.dumps(note["logical"], separators=(",", ":")).encode()
-        return ParsedNote(types, meta, _shred_layout(note.get("shred")), _dict_names(note.get("dict")))
+        indep = note.get("indep", False)
+        if not isinstance(indep, bool):
+            raise ValueError("indep must be true or false")
+        return ParsedNote(types, meta, _shred_layout(note.get("shred")), _dict_names(note.get("dict")), indep)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         raise CorruptDataError(f"unreadable schema note column: {exc}") from None
 

@@ -134,7 +134,7 @@ def decode_shredded(
     if expr is not None:
         wanted[0] |= set(expr.columns())
 
-    scanned0 = _scan(r, h0, ctx, wanted[0], copy)
+    scanned0 = _scan(r, h0, ctx, wanted[0], copy, h0.independent)
     levels = [dict(zip(names0, materialize([scanned0[n] for n in names0], None, h0.n_rows, threads)))]
     level_rows = [h0.n_rows]
     for k in range(1, len(plan.levels)):
@@ -145,7 +145,7 @@ def decode_shredded(
         if hk.shred is not None:
             raise CorruptDataError(f"shredded level {k} carries a layout of its own", offset=at)
         _check_names(hk, plan.levels[k], k)
-        scanned = _scan(r, hk, ctx, wanted[k], copy)
+        scanned = _scan(r, hk, ctx, wanted[k], copy, h0.independent)
         names = sorted(wanted[k])
         # The keys of a map split by key are taken in dictionary form when their block is
         # a dictionary: the split needs their codes, and the strings are one take away.
@@ -153,7 +153,8 @@ def decode_shredded(
         levels.append(dict(zip(names, materialize(makers, None, hk.n_rows, threads))))
         level_rows.append(hk.n_rows)
     if dict_names:
-        dict_levels = read_dictionary_levels(r, ctx, dict_names, wanted[0], copy=copy)
+        dict_levels = read_dictionary_levels(r, ctx, dict_names, wanted[0], copy=copy,
+                                             independent=h0.independent)
         _as_dictionary_columns(scanned0, dict_levels, categories)
         for name, level in dict_levels.items():
             flat_kinds[name] = level.logical
@@ -202,9 +203,13 @@ def _column_less(n: int, metadata: dict[bytes, bytes] | None) -> pa.Table:
     return pa.Table.from_batches([batch.replace_schema_metadata(metadata)])
 
 
-def _scan(r: ByteReader, h: ColStructHeader, ctx, wanted: set[str], copy: bool) -> dict:
-    """Scan one level's bodies, leaving ``r`` at the level's end (walk_all keeps Dense state in step)."""
-    scanned = ColumnDecoder(r, h, ctx, copy=copy).run(wanted, walk_all=True)
+def _scan(r: ByteReader, h: ColStructHeader, ctx, wanted: set[str], copy: bool, independent: bool) -> dict:
+    """Scan one level's bodies, leaving ``r`` at the level's end (walk_all keeps Dense
+    state in step for later levels, unless the batch's levels are ``independent``)."""
+    seek = independent and h.has_index
+    scanned = ColumnDecoder(r, h, ctx, copy=copy).run(wanted, walk_all=not seek)
+    if seek:
+        r.pos = h.end
     if h.has_index and r.pos != h.end:
         raise CorruptDataError("columnar level ends before its column index says", offset=r.pos)
     return scanned

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from ..columns.kinds import type_to_str
 from ..errors import EncodeError
+from ..options import Options
 from .colstruct_write import write_table_columnar
 from .dict_write import DictColumn, DictionaryPlan, note_entry, with_codes, write_dictionary_levels
 from .schema_note import MAX_SPLIT_KEYS
@@ -136,6 +137,8 @@ def write_shredded(out: bytearray, table: pa.Table, ctx, plan: DictionaryPlan | 
     if dicts:
         tables[0] = with_codes(tables[0], [_at_level0(tables[0], dc) for dc in dicts])
         extra["dict"] = note_entry(dicts)
+    if ctx.opts & Options.CASCADE:
+        extra["indep"] = True  # string bodies are blocks only: a reader may seek past any level's
     _write_seq_header(out, len(tables) + len(dicts))
     for k, t in enumerate(tables):
         write_table_columnar(out, t, ctx, note_extra=extra if k == 0 else None,

@@ -37,9 +37,10 @@ Alphabet packing, the raw slab and per-value strings are only sized when a lower
 bound (a bit per character; a byte per row plus the bytes; a byte per row) leaves
 them a chance, so a dictionary column pays for none of them.
 
-**Compression mode** (``fsst=True``, Options.FSST) adds FSST (F6, n >= 16) last, gated
-on being strictly smaller than the best of the others: a lower bound is checked before
-training and a held-out projection before the full encode
+**Compression mode and the CASCADE presets** (``fsst=True``: Options.FSST or
+Options.CASCADE) add FSST (F6, n >= 16) last, gated on being strictly smaller than
+the best of the others: a lower bound is checked before training and a held-out
+projection before the full encode
 (:func:`qdf_columnar.codecs.fsst.fsst_block`). So a string column is never larger in
 compression mode than in balanced mode (given the same Dense state).
 
@@ -158,12 +159,18 @@ class _Column:
         return self._head_distinct
 
 
-def write_string_column(out: bytearray, arr: pa.Array, dense, *, fsst: bool = False) -> str:
-    """Append the body of a string column (no nulls in ``arr``); return the form's name."""
+def write_string_column(out: bytearray, arr: pa.Array, dense, *, fsst: bool = False,
+                        independent: bool = False) -> str:
+    """Append the body of a string column (no nulls in ``arr``); return the form's name.
+
+    ``independent`` (Options.CASCADE) leaves out per-value strings: every form left is
+    a self-contained block, so the body neither reads nor changes the Dense intern
+    state and a reader seeks past it (the column index gives its length).
+    """
     if len(arr) == 0:
         return "empty"
     col = _Column(arr, dense)
-    form = _smallest(col, fsst=fsst)
+    form = _self_contained(col, fsst=fsst) if independent else _smallest(col, fsst=fsst)
     form.emit(out)
     return form.name
 
@@ -213,6 +220,21 @@ def _smallest(col: _Column, *, fsst: bool) -> _Form:
             _per_value(col)
     if col._per_value is not None and col._per_value.size < best.size:
         best = col._per_value
+    if not fsst:
+        return best
+    from ..codecs.fsst import fsst_block
+
+    block = fsst_block(col.offsets, col.data, col.n, limit=best.size)
+    return best if block is None else _bytes_form("fsst", block)
+
+
+def _self_contained(col: _Column, *, fsst: bool) -> _Form:
+    """The smallest block form (dictionary, alphabet packing, raw slab, FSST), never
+    per-value strings; ties prefer them in that order, as :func:`_smallest` does."""
+    best = _raw(col)
+    for form in (_dict_smallest(col), _alpha_plan(col) if 6 + ((col.total + 7) >> 3) < best.size else None):
+        if form is not None and form.size <= best.size:
+            best = form
     if not fsst:
         return best
     from ..codecs.fsst import fsst_block
