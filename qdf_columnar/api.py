@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from .columns.inputs import to_arrow_table
@@ -28,7 +29,7 @@ from .wire.colstruct_read import read_header as read_colstruct_header
 from .wire.colstruct_write import write_table_columnar
 from .wire.context import DecodeContext, EncodeContext
 from .wire.dict_write import plan_dictionaries, write_dictionary_batch
-from .wire.parallel import materialize
+from .wire.parallel import RowSelection, check_rows, materialize
 from .wire.rows import rows_for_speed, rows_table, split_note
 from .wire.shred_plan import is_nested, shreddable
 from .wire.shred_read import decode_shredded, open_shredded
@@ -209,28 +210,49 @@ def decode(
     if isinstance(buf, str):
         raise DecodeError("decode() takes bytes, not str")
     flags, buf = open_body(buf)
-    r = ByteReader(buf, HEADER_SIZE)
-    ctx = DecodeContext(flags=flags)
     expr = as_expr(filter)
     if columns is not None:
         columns = _check_columns_arg(columns)
+    return convert_output(from_storage(_decode_table(buf, flags, columns, expr, None, no_copy, threads, categories)),
+                          output)
+
+
+def decode_rows(buf: Any, rows: np.ndarray, n_rows: int, *, no_copy: bool = False,
+                categories: list[str] | None = None) -> pa.Table:
+    """The rows ``rows`` (ascending int64 row numbers) of every column of a qdf v1 batch
+    of ``n_rows`` rows (CorruptDataError if it holds another count), as Arrow,
+    materialising only those rows: late materialisation for a ``.qdf`` reader that
+    evaluated a filter on other column chunks. Row-major batches decode whole and are
+    then taken."""
+    flags, buf = open_body(buf)
+    return from_storage(_decode_table(buf, flags, None, None, RowSelection(rows, n_rows), no_copy, False,
+                                      categories))
+
+
+def _decode_table(buf: Any, flags: int, columns: list[str] | None, expr: Any, rows: RowSelection | None,
+                  no_copy: bool, threads: Any, categories: Any) -> pa.Table:
+    r = ByteReader(buf, HEADER_SIZE)
+    ctx = DecodeContext(flags=flags)
     root = r.peek("the root value")
     if root in (ContainerTag.COL_STRUCT, ContainerTag.HYBRID_COL_STRUCT):
         r.pos += 1
         table = _decode_columnar(r, ctx, columns, expr, copy=not no_copy, threads=threads, categories=categories,
-                                 hybrid=root == ContainerTag.HYBRID_COL_STRUCT)
+                                 hybrid=root == ContainerTag.HYBRID_COL_STRUCT, rows=rows)
     else:
-        table = _decode_shredded(r, ctx, columns, expr, copy=not no_copy, threads=threads, categories=categories)
+        table = _decode_shredded(r, ctx, columns, expr, copy=not no_copy, threads=threads, categories=categories,
+                                 rows=rows)
         if table is None:  # an ordinary row-major root: start over with fresh Dense state
             r.pos, ctx = HEADER_SIZE, DecodeContext(flags=flags)
             table = _decode_rows(r, ctx, columns, expr)
             if categories:
                 table = _categorize_rows(table, categories)
-    return convert_output(from_storage(table), output)
+            if rows is not None:
+                table = table.take(pa.array(check_rows(rows, table.num_rows)))
+    return table
 
 
 def _decode_shredded(
-    r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads, categories=None
+    r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads, categories=None, rows=None
 ) -> pa.Table | None:
     """A batch with nested columns shredded into levels (docs/FORMAT.md Part 3), or None."""
     opened = open_shredded(r, ctx)
@@ -243,7 +265,7 @@ def _decode_shredded(
     plain = [c for c in categories if c not in dict_names] if isinstance(categories, list) else categories
     _apply_categories(h0, plain, [n for n in flat if n not in dict_names])
     return decode_shredded(r, ctx, h0, n_levels, columns, expr, copy=copy, threads=threads,
-                           index_columns=pandas_index_columns, categories=categories)
+                           index_columns=pandas_index_columns, categories=categories, rows=rows)
 
 
 def _check_columns_arg(columns: Any) -> list[str]:
@@ -295,7 +317,7 @@ def _categorize_rows(table: pa.Table, categories: Any) -> pa.Table:
 
 def _decode_columnar(
     r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads, hybrid: bool = False,
-    categories: Any = None,
+    categories: Any = None, rows: RowSelection | None = None,
 ) -> pa.Table:
     header = read_colstruct_header(r, ctx, hybrid=hybrid)
     _apply_categories(header, categories, [c.name for c in header.columns if c.kind != ColKind.RESIDUAL])
@@ -313,13 +335,15 @@ def _decode_columnar(
         raise CorruptDataError(f"{r.end - r.pos} trailing bytes after the columnar container", offset=r.pos)
     if header.has_index and columns is None and header.end != r.end:
         raise CorruptDataError(f"{r.end - header.end} trailing bytes after the columnar container", offset=header.end)
-    rows = None if expr is None else select_rows(expr, deferred, header.n_rows)
+    if expr is not None:
+        rows = select_rows(expr, deferred, header.n_rows)
+    elif rows is not None:
+        rows = check_rows(rows, header.n_rows)
     n_out = header.n_rows if rows is None else len(rows)
     arrays = dict(zip(proj_all, materialize([deferred[c] for c in proj_all], rows, n_out, threads)))
     metadata = header.metadata or None
     if not proj_all:
-        n = header.n_rows if expr is None else int(len(rows))
-        return empty_table(n, metadata)
+        return empty_table(n_out, metadata)
     return pa.table(arrays, metadata=metadata)
 
 

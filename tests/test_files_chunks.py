@@ -252,3 +252,24 @@ def test_format_version_is_checked(tmp_path, bad):
     with pytest.raises(qdf.InvalidOptionError, match="format_version"):
         qdf.write_qdf(pd.DataFrame({"a": [1]}), tmp_path / "x.qdf", format_version=bad)
     assert not (tmp_path / "x.qdf").exists()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("index", [pd.RangeIndex(5), pd.RangeIndex(3, 30, 3, name="r"),
+                                   pd.Index(["x", "y", "z"], name="k")], ids=["range", "stepped", "labels"])
+def test_a_frame_without_columns_keeps_its_rows(tmp_path, version, index):
+    """pyarrow drops the row count of column-less tables in replace_schema_metadata,
+    slice and concat_tables; the writer and encode keep it (and do not loop on it)."""
+    df = pd.DataFrame(index=index)
+    for mode in ("speed", "balanced", "compression"):
+        pd.testing.assert_frame_equal(qdf.decode(qdf.encode(df, mode=mode)), df, check_exact=True)
+    path = tmp_path / "empty.qdf"
+    qdf.write_qdf(df, path, row_group_size=2, format_version=version)
+    f = qdf.QdfFile(path)
+    assert f.num_rows == len(df) and len(f.row_groups) == (len(df) + 1) // 2
+    assert all(len(g.chunks) == (len(f.schema) if version == 2 else 0) for g in f.row_groups)
+    pd.testing.assert_frame_equal(f.read(), df, check_exact=True)
+    f.close()
+    if isinstance(index, pd.RangeIndex) and index.start == 0:
+        qdf.write_qdf(df, path, append=True)
+        assert qdf.QdfFile(path).num_rows == 2 * len(df)

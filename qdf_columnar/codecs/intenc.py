@@ -157,6 +157,26 @@ def _regime_likely(u: np.ndarray, signed: bool, whole_for_bits: int) -> bool:
     return max(widths) - min(widths) >= 4
 
 
+def _local_deltas_likely(u: np.ndarray, whole_delta_bits: int) -> bool:
+    """Whether sampled 64-row windows step by much less than the whole column does: runs
+    of slowly moving values with a few big jumps between them (sorted stretches that
+    restart, per-group counters, dictionary codes of sorted keys), where each block's
+    own Delta+FOR is narrow though the column's is not. Not a Go heuristic: the
+    CASCADE presets only."""
+    n = int(u.shape[0])
+    blk = 1 << BLOCK_LOG
+    nb = (n + blk - 1) // blk
+    step = max(nb // 8, 1)
+    v = u.view(np.int64)  # a heuristic only: wrapped differences of huge uints just widen it
+    widest = 0
+    for b in range(0, nb, step):
+        w = v[b * blk : min(b * blk + 64, n)]
+        if len(w) > 1:
+            d = np.diff(w)
+            widest = max(widest, bit_len((int(d.max()) - int(d.min())) & ((1 << 64) - 1)))
+    return widest + 4 <= whole_delta_bits
+
+
 def emit_block(out: bytearray, u: np.ndarray, signed: bool) -> None:
     """F0: kind (ColKind INT/UINT, the block container's int/uint byte), blkLog, n, u32 offsets, blocks."""
     n = int(u.shape[0])
@@ -182,12 +202,13 @@ def _emit_whole(out: bytearray, s: IntStats, plan: Plan) -> None:
         emit_plan(out, s, plan)
 
 
-def _encode64(out: bytearray, s: IntStats, plan: Plan, block: bool = True) -> None:
+def _encode64(out: bytearray, s: IntStats, plan: Plan, block: bool = True, local: bool = False) -> None:
     if (
         block
         and s.n >= BLOCK_MIN_ROWS
         and (s.for_bits >= _BLOCK_WIDE_BITS or s.delta_bits >= _BLOCK_WIDE_BITS)
-        and _regime_likely(s.u, s.signed, s.for_bits)
+        and (_regime_likely(s.u, s.signed, s.for_bits)
+             or (local and _local_deltas_likely(s.u, s.delta_bits)))
     ):
         # Emit both and keep the smaller: PFOR's cost is only an upper bound, so a
         # predicted-cost comparison could pick a larger form (Go tryWriteBlock*).
@@ -200,7 +221,8 @@ def _encode64(out: bytearray, s: IntStats, plan: Plan, block: bool = True) -> No
     _emit_whole(out, s, plan)
 
 
-def encode_int_array(out: bytearray, values: np.ndarray, *, force: str | None = None, block: bool = True) -> None:
+def encode_int_array(out: bytearray, values: np.ndarray, *, force: str | None = None, block: bool = True,
+                     local: bool = False) -> None:
     """Append one QPack integer payload for ``values`` chosen by the v1 picker.
 
     Parameters
@@ -216,6 +238,9 @@ def encode_int_array(out: bytearray, values: np.ndarray, *, force: str | None = 
         Whether the picker may try the per-block form (F0). Pass False under the
         whole-body entropy pass (Options.RANS): Go's tryWriteBlock* skips it there
         (the u32 offset table and repeated sub-headers entropy-code worse).
+    local : bool, default False
+        Also try the per-block form when sampled windows step much less than the whole
+        column (:func:`_local_deltas_likely`; Options.CASCADE, not the reference).
 
     Raises
     ------
@@ -261,4 +286,4 @@ def encode_int_array(out: bytearray, values: np.ndarray, *, force: str | None = 
         else:
             emit_plan(out, s, plan)
         return
-    _encode64(out, s, plan, block)
+    _encode64(out, s, plan, block, local)

@@ -84,7 +84,17 @@ def frame_to_table(df: Any) -> pa.Table:
         meta[b"pandas"] = json.dumps(pd_meta).encode()
     if len(note) > 1:
         meta[PANDAS_NOTE_KEY] = json.dumps(note, separators=(",", ":")).encode()
-    return table.replace_schema_metadata(meta)
+    return with_metadata(table, meta)
+
+
+def with_metadata(table: pa.Table, metadata: dict[bytes, bytes] | None) -> pa.Table:
+    """``table.replace_schema_metadata(metadata)`` that keeps the row count of a table
+    without columns (pyarrow's drops it to 0: a 5-row, column-less DataFrame would come
+    back empty)."""
+    if table.num_columns:
+        return table.replace_schema_metadata(metadata)
+    batch = pa.RecordBatch.from_struct_array(pa.StructArray.from_buffers(pa.struct([]), table.num_rows, [None]))
+    return pa.Table.from_batches([batch.replace_schema_metadata(metadata)])
 
 
 def _from_pandas(work: Any) -> pa.Table:

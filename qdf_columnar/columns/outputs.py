@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptDataError
-from .frames import python_object_columns, restore_frame
+from .frames import python_object_columns, restore_frame, with_metadata
 from .inputs import ARROW_DTYPE_KEY
 
 OutputKind = Literal["pandas", "arrow", "numpy", "records"]
@@ -59,8 +59,7 @@ def to_pandas(table: pa.Table) -> Any:
     meta = table.schema.metadata or {}
     projected = project_pandas_metadata(meta, table.column_names)
     if projected is not meta:
-        table = empty_table(table.num_rows, projected) if table.num_columns == 0 \
-            else table.replace_schema_metadata(projected)
+        table = with_metadata(table, projected)
     return restore_frame(_base_to_pandas(table), table)
 
 
@@ -118,8 +117,7 @@ def project_pandas_metadata(meta: dict[bytes, bytes] | None, names: list[str]) -
 def empty_table(n: int, metadata: dict[bytes, bytes] | None) -> pa.Table:
     """A table with no columns but ``n`` rows (so pandas output keeps its length)."""
     batch = pa.RecordBatch.from_struct_array(pa.StructArray.from_buffers(pa.struct([]), n, [None]))
-    # Table.replace_schema_metadata drops the row count of a column-less table: set it on the batch.
-    return pa.Table.from_batches([batch.replace_schema_metadata(metadata)])
+    return with_metadata(pa.Table.from_batches([batch]), metadata)
 
 
 def _arrow_only(t: pa.DataType) -> bool:

@@ -410,53 +410,67 @@ class QdfFile:
 
     def _read_chunks(self, g: RowGroup, names: list[str], expr: Expr | None, no_copy: bool, threads: Any,
                      categories: Any) -> pa.Table:
-        """A version-2 row group: fetch (in one round trip for a remote file) and decode only
-        the chunks of ``names`` and the filter's columns, evaluate the filter on the latter,
-        keep the surviving rows."""
-        schema = self.schema
+        """A version-2 row group: fetch (in one round trip for a remote file) only the chunks
+        of ``names`` and the filter's columns; decode the filter's, evaluate it, then decode
+        only the surviving rows of the other projected columns (none when no row survives)."""
         filter_cols = sorted(expr.columns()) if expr is not None else []
         wanted = list(dict.fromkeys([*names, *filter_cols]))
-        at = {n: i for i, n in enumerate(schema.names)}
-        datas = _read_adjacent(self._src, [g.chunks[at[n]] for n in wanted])
+        at = {n: i for i, n in enumerate(self.schema.names)}
+        datas = dict(zip(wanted, _read_adjacent(self._src, [g.chunks[at[n]] for n in wanted])))
         cats = set(self._categories(categories))
 
-        def one(item: tuple[str, Any]) -> pa.Array:
-            name, data = item
-            return self._decode_chunk(g, name, data, no_copy, name in cats)
+        def decode_all(cols: list[str], rows: np.ndarray | None) -> dict[str, pa.Array]:
+            def one(name: str) -> pa.Array:
+                return self._decode_chunk(g, at[name], name, datas[name], rows, no_copy, name in cats)
 
-        k = thread_count(threads, g.num_rows * len(wanted), len(wanted))
-        if k > 1:
+            k = thread_count(threads, g.num_rows * len(cols), len(cols))
+            if k <= 1:
+                return dict(zip(cols, map(one, cols)))
             with ThreadPoolExecutor(k, thread_name_prefix="qdf-chunk") as ex:
-                arrays = dict(zip(wanted, ex.map(one, zip(wanted, datas))))
-        else:
-            arrays = dict(zip(wanted, map(one, zip(wanted, datas))))
+                return dict(zip(cols, ex.map(one, cols)))
+
         if expr is None:
+            arrays = decode_all(names, None)
             return empty_table(g.num_rows, None) if not names else pa.table({n: arrays[n] for n in names})
+        filtered = decode_all(filter_cols, None)
         try:
-            keep = np.flatnonzero(evaluate(expr, {c: arrays[c] for c in filter_cols}, g.num_rows))
+            keep = np.flatnonzero(evaluate(expr, filtered, g.num_rows))
         except QueryError as err:
             raise err.with_location(row_group=g.index) from None
         if not names:
             return empty_table(len(keep), None)
-        rows = pa.array(keep)
-        return pa.table({n: arrays[n].take(rows) for n in names})
+        rest = decode_all([n for n in names if n not in filtered], keep) if len(keep) else {}
+        if len(keep) < g.num_rows:
+            taken = pa.array(keep)
+            filtered = {n: a.take(taken) for n, a in filtered.items() if n in names}
+        if not len(keep):  # nothing survives: the columns not decoded are empty of their type
+            rest = {n: self._decode_chunk(g, at[n], n, datas[n], keep, no_copy, n in cats)
+                    for n in names if n not in filtered}
+        return pa.table({n: filtered[n] if n in filtered else rest[n] for n in names})
 
-    def _decode_chunk(self, g: RowGroup, name: str, data: Any, no_copy: bool, as_category: bool) -> pa.Array:
-        """One column chunk: checked, unpacked, decoded, and held to its row count and name."""
-        from ..api import decode
+    def _decode_chunk(self, g: RowGroup, j: int, name: str, data: Any, rows: np.ndarray | None, no_copy: bool,
+                      as_category: bool) -> pa.Array:
+        """Column chunk ``j``: checked, unpacked, decoded (only ``rows`` when given), and
+        held to its row count and name."""
+        from ..api import decode, decode_rows
 
-        chunk = g.chunks[self.schema.names.index(name)]
+        chunk = g.chunks[j]
         buf = open_chunk(data, chunk, column=name, row_group=g.index)
+        cats = [name] if as_category else None
         try:
-            t = decode(buf, output="arrow", no_copy=no_copy and buf is data, threads=False,
-                       categories=[name] if as_category else None)
+            if rows is None:
+                t = decode(buf, output="arrow", no_copy=no_copy and buf is data, threads=False, categories=cats)
+            else:
+                t = decode_rows(buf, rows, g.num_rows, no_copy=no_copy and buf is data, categories=cats)
         except DecodeError as err:
             raise _at_chunk(err, g, chunk, name) from None
-        if t.column_names != [name] or t.num_rows != g.num_rows:
+        want = g.num_rows if rows is None else len(rows)
+        if t.column_names != [name] or t.num_rows != want:
             raise CorruptDataError(
-                f"column chunk decodes to {t.num_rows} rows of {t.column_names}; the footer says {g.num_rows} "
+                f"column chunk decodes to {t.num_rows} rows of {t.column_names}; the footer says {want} "
                 f"rows of [{name!r}]", column=name, row_group=g.index, offset=chunk.offset)
-        return t.column(0).combine_chunks()
+        col = t.column(0)
+        return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()  # combine copies even one chunk
 
     def _conform(self, t: pa.Table, target: pa.Schema, g: RowGroup, complete: bool) -> pa.Table:
         """Give one decoded group the file's types; a group that disagrees with the footer is corrupt."""

@@ -26,8 +26,9 @@ from typing import Any, overload
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..columns.frames import strip_categories
+from ..columns.frames import strip_categories, with_metadata
 from ..columns.inputs import to_arrow_table
+from ..columns.outputs import empty_table
 from ..errors import InvalidOptionError, QdfIOError, QdfIsADirectoryError, UnsupportedTypeError
 from .chunks import chunk_table, encode_chunk
 from .layout import (
@@ -308,7 +309,7 @@ class _Schema:
         return meta
 
     def group(self, t: pa.Table) -> pa.Table:
-        t = t.replace_schema_metadata(self._pandas_meta(self.rows, t.num_rows))
+        t = with_metadata(t, self._pandas_meta(self.rows, t.num_rows))
         self.rows += t.num_rows
         return t
 
@@ -343,13 +344,25 @@ def _row_groups(keeper: _Schema, data: Any, size: int) -> Iterator[pa.Table]:
         pending.append(t)
         n_pending += t.num_rows
         while n_pending >= size:
-            whole = pa.concat_tables([keeper.conform(p) for p in pending]) if len(pending) > 1 \
-                else keeper.conform(pending[0])
-            yield keeper.group(whole.slice(0, size))
-            rest = whole.slice(size)
+            whole = _concat([keeper.conform(p) for p in pending])
+            yield keeper.group(_slice(whole, 0, size))
+            rest = _slice(whole, size, whole.num_rows - size)
             pending, n_pending = ([rest] if rest.num_rows else []), rest.num_rows
     if n_pending:
-        yield keeper.group(pa.concat_tables([keeper.conform(p) for p in pending]))
+        yield keeper.group(_concat([keeper.conform(p) for p in pending]))
+
+
+# pyarrow's concat_tables and slice lose the row count of tables without columns (to 0,
+# and to the whole length): those are only a row count, kept here by hand.
+def _concat(tables: list[pa.Table]) -> pa.Table:
+    if tables[0].num_columns:
+        return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    return empty_table(sum(t.num_rows for t in tables), tables[0].schema.metadata)
+
+
+def _slice(t: pa.Table, start: int, length: int) -> pa.Table:
+    return t.slice(start, length) if t.num_columns else empty_table(max(0, min(length, t.num_rows - start)),
+                                                                     t.schema.metadata)
 
 
 # ----------------------------------------------------------------------------- write_qdf

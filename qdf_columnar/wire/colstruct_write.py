@@ -145,11 +145,12 @@ def write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx) -
     # Like the reference, no per-block (F0) form under the entropy pass: its offset
     # table entropy-codes badly.
     block = not ctx.opts & Options.RANS
+    local = bool(ctx.opts & Options.CASCADE)  # also per-block deltas where windows step narrowly
     if kind == ColKind.INT:
         np_vals = _numpy(vals, np.int64) if not pa.types.is_integer(vals.type) else _narrow(vals)
-        encode_int_array(body, np_vals, block=block)
+        encode_int_array(body, np_vals, block=block, local=local)
     elif kind == ColKind.UINT:
-        encode_int_array(body, _narrow(vals), block=block)
+        encode_int_array(body, _narrow(vals), block=block, local=local)
     elif kind == ColKind.FLOAT64:
         # Options.GORILLA_FLOAT (compression mode) runs the float picker: ALP, Gorilla, Chimp128 or raw;
         # Options.CASCADE alone (balanced preset) only its memory-speed schemes, ALP / ALP-RD or raw.
@@ -170,7 +171,7 @@ def write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx) -
                             independent=bool(ctx.opts & Options.CASCADE))
     elif kind == ColKind.TIME:
         sec, nsec = split_timestamps(_numpy(vals, np.int64), vals.type.unit)
-        encode_int_array(body, sec, block=block)
+        encode_int_array(body, sec, block=block, local=local)
         encode_int_array(body, nsec, block=block)
     else:  # pragma: no cover - kind_for only returns the kinds above
         raise EncodeError(f"unexpected column kind {kind}")

@@ -67,6 +67,14 @@ def read_dictionary_levels(r: ByteReader, ctx, names: list[str], wanted: set[str
     return out
 
 
+#: numpy dtypes that hold fixed-width Arrow values bit for bit, by bit width.
+_FIXED_WIDTH = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32), 64: np.dtype(np.uint64)}
+
+
+def _fixed_width(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)
+
+
 class DictionaryColumn:
     """A scanned dictionary column, with the interface of :class:`.colstruct_read.Deferred`."""
 
@@ -79,14 +87,34 @@ class DictionaryColumn:
         self.as_dictionary = as_dictionary
         self.zones = None
 
-    def _indices(self, rows: np.ndarray | None) -> pa.Array:
+    def _codes(self, rows: np.ndarray | None) -> pa.Array:
+        """The uint64 codes of ``rows``, each checked to be below the dictionary's size."""
         codes = self.codes(rows)
         if len(codes) > codes.null_count:
             top = pc.max(codes).as_py()
             if top >= len(self.values):
                 raise CorruptDataError(f"dictionary code {top} is outside a dictionary of {len(self.values)} values",
                                        column=self.name)
-        return codes.cast(pa.int32())
+        return codes
+
+    def _indices(self, rows: np.ndarray | None) -> pa.Array:
+        return self._codes(rows).cast(pa.int32())
+
+    def _expand(self, rows: np.ndarray | None) -> pa.Array:
+        """The values of ``rows``. Fixed-width values are gathered with numpy straight from
+        the codes' buffer (a third of pyarrow's take on uint64 codes cast to int32)."""
+        values = self.values
+        width = _FIXED_WIDTH.get(values.type.bit_width) if _fixed_width(values.type) else None
+        codes = self._codes(rows)
+        if width is None or values.null_count or codes.offset or values.offset:
+            return values.take(codes.cast(pa.int32()))
+        n = len(codes)
+        idx = np.frombuffer(codes.buffers()[1], dtype=np.int64, count=n)
+        table = np.frombuffer(values.buffers()[1], dtype=width, count=len(values))
+        # Null slots may hold any code: clip keeps them in range (their value is masked).
+        out = np.take(table, idx, mode="clip") if n else np.zeros(0, width)
+        return pa.Array.from_buffers(values.type, n, [codes.buffers()[0] if codes.null_count else None,
+                                                      pa.py_buffer(out)], null_count=codes.null_count)
 
     def _dictionary(self, rows: np.ndarray | None) -> pa.DictionaryArray:
         return pa.DictionaryArray.from_arrays(self._indices(rows), self.values)
@@ -95,7 +123,7 @@ class DictionaryColumn:
         try:
             if self.as_dictionary:
                 return self._dictionary(rows)
-            return self.values.take(self._indices(rows))
+            return self._expand(rows)
         except QdfError as exc:
             raise exc.with_location(column=self.name) from None
 

@@ -11,15 +11,17 @@ only on machines with at least 4 CPUs; ``threads=N`` asks for N anywhere.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
 
-from ..errors import InvalidOptionError
+from ..errors import CorruptDataError, InvalidOptionError, QueryError
 
 #: Below this many output cells a pool costs more than it saves.
 MIN_PARALLEL_CELLS = 1 << 16
@@ -42,10 +44,16 @@ def _executor(n: int) -> ThreadPoolExecutor:
         return _pool
 
 
+@functools.lru_cache(maxsize=1)
+def _cpus() -> int:
+    # os.cpu_count() reads /sys on every call (~15 us): a file read pays it once per chunk.
+    return os.cpu_count() or 1
+
+
 def thread_count(threads: bool | int | None, n_cells: int, n_columns: int) -> int:
     """How many threads to use for ``threads=`` (None = automatic)."""
     if threads is None:
-        cpus = os.cpu_count() or 1
+        cpus = _cpus()
         if n_cells < MIN_PARALLEL_CELLS or cpus < MIN_AUTO_CPUS:
             return 1
         return max(1, min(MAX_AUTO_THREADS, cpus, n_columns))
@@ -54,6 +62,25 @@ def thread_count(threads: bool | int | None, n_cells: int, n_columns: int) -> in
     if not isinstance(threads, int) or threads < 1:
         raise InvalidOptionError(f"threads must be None, a bool or a positive int, not {threads!r}")
     return min(threads, max(1, n_columns))
+
+
+class RowSelection(NamedTuple):
+    """Rows asked for from outside (``api.decode_rows``): ascending row numbers of a batch
+    that must hold exactly ``n_rows`` rows."""
+
+    rows: np.ndarray
+    n_rows: int
+
+
+def check_rows(sel: RowSelection, n: int) -> np.ndarray:
+    """The rows of ``sel`` for a batch of ``n`` rows: CorruptDataError when the batch has
+    another row count, QueryError when the rows are not ascending numbers below it."""
+    if n != sel.n_rows:
+        raise CorruptDataError(f"the batch holds {n} rows, expected {sel.n_rows}")
+    rows = np.asarray(sel.rows, dtype=np.int64)
+    if rows.ndim != 1 or (rows.size and (rows[0] < 0 or rows[-1] >= n or bool(np.any(np.diff(rows) <= 0)))):
+        raise QueryError(f"rows must be ascending row numbers below {n}")
+    return rows
 
 
 def materialize(

@@ -23,7 +23,7 @@ from ..query import validate
 from ..query.prune import select_rows
 from .colstruct_read import ColStructHeader, ColumnDecoder, read_header
 from .dict_read import DictionaryColumn, DictionaryLevel, check_dictionary_columns, read_dictionary_levels
-from .parallel import materialize
+from .parallel import RowSelection, check_rows, materialize
 from .shred_plan import Node, Plan, Slot, map_storage_type
 
 _INT32_MAX = (1 << 31) - 1
@@ -105,7 +105,7 @@ def node_slots(node: Node) -> list[Slot]:
 def decode_shredded(
     r: ByteReader, ctx, h0: ColStructHeader, n_levels: int, columns: list[str] | None, expr,
     *, copy: bool, threads, index_columns: Callable[[bytes | None, list[str]], list[str]],
-    categories: list[str] | bool | None = None,
+    categories: list[str] | bool | None = None, rows: RowSelection | None = None,
 ) -> pa.Table:
     """Decode a batch of levels (shredded nested columns, dictionary levels) whose
     level-0 header ``h0`` was just read. ``categories`` names the dictionary columns
@@ -162,7 +162,10 @@ def decode_shredded(
             validate(expr, {n: ("nested" if nodes[n].children else flat_kinds[n]) for n in top})
     if r.pos != r.end:
         raise CorruptDataError(f"{r.end - r.pos} trailing bytes after the batch's levels", offset=r.pos)
-    rows = None if expr is None else select_rows(expr, scanned0, h0.n_rows)
+    if expr is not None:
+        rows = select_rows(expr, scanned0, h0.n_rows)
+    elif rows is not None:
+        rows = check_rows(rows, h0.n_rows)
     n_out = h0.n_rows if rows is None else len(rows)
     flat_arrays = dict(zip(flat_out, materialize([scanned0[c] for c in flat_out], rows, n_out, threads)))
 
