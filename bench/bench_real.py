@@ -594,6 +594,57 @@ def _qdf_file_c(by: dict[tuple[str, str], Cell], tid: str) -> int | None:
     return c.nbytes if c and c.status == "ok" else None
 
 
+#: The targets the codec engine is held to (issue 12): (name, qdf cell, peer cells whose
+#: smallest / fastest is the bar, metric, the ratio that meets it, strict). Sizes must
+#: be no larger (<=); times strictly faster (<); the floor target allows 1.15x.
+TARGETS: tuple[tuple[str, str, tuple[str, ...], str, float, bool], ...] = (
+    ("compression file <= min(Parquet zstd-19, Vortex compact)", "qdf-file-compression",
+     ("parquet-zstd19", "vortex-compact"), "bytes", 1.0, False),
+    ("compression file <= 1.15 x per-column floor", "qdf-file-compression", ("floor",), "bytes", 1.15, False),
+    ("balanced file <= Parquet zstd-3", "qdf-file-balanced", ("parquet-zstd3",), "bytes", 1.0, False),
+    ("balanced encode() buffer <= Vortex", "qdf-balanced", ("vortex",), "bytes", 1.0, False),
+    ("balanced buffer decode < Vortex", "qdf-balanced", ("vortex",), "decode", 1.0, True),
+    ("balanced file decode < Vortex", "qdf-file-balanced", ("vortex",), "decode", 1.0, True),
+    ("Select 2 columns < Vortex", "qdf-balanced", ("vortex",), "select", 1.0, True),
+    ("selective Where < Vortex", "qdf-balanced", ("vortex",), "where", 1.0, True),
+    ("balanced encode <= Parquet zstd-3", "qdf-balanced", ("parquet-zstd3",), "encode", 1.0, False),
+    ("compression encode <= Vortex compact", "qdf-compression", ("vortex-compact",), "encode", 1.0, False),
+    ("peak RSS of a full decode <= Vortex", "qdf-balanced", ("vortex",), "peak", 1.0, False),
+)
+
+
+def _metric(c: Cell | None, metric: str) -> float | None:
+    if c is None or c.status != "ok":
+        return None
+    if metric == "bytes":
+        return c.nbytes
+    if metric == "peak":
+        return c.peak_bytes
+    return c.median_ms(metric)
+
+
+def _targets(by: dict[tuple[str, str], Cell], tabs: list[dict[str, Any]]) -> list[str]:
+    """The Targets section: per target, on how many tables qdf meets it and the worst ratio."""
+    out = ["## Targets", "",
+           "qdf over the best of the named peers per table (sizes must be <= the bar, times < it).", "",
+           "| target | met on | worst ratio (table) | every table |", "|---|---:|---|---|"]
+    for name, qdf_peer, bars, metric, limit, strict in TARGETS:
+        ratios = []
+        for m in tabs:
+            tid = m["id"]
+            mine = _metric(by.get((tid, qdf_peer)), metric)
+            theirs = [m["floor_bytes"] if b == "floor" else _metric(by.get((tid, b)), metric) for b in bars]
+            theirs = [v for v in theirs if v]
+            if mine is None or not theirs:
+                continue
+            ratios.append((mine / min(theirs), _short(tid)))
+        met = sum(1 for r, _ in ratios if (r < limit if strict else r <= limit))
+        worst = max(ratios) if ratios else (float("nan"), "-")
+        every = ", ".join(f"{t} {r:.2f}" for r, t in ratios)
+        out.append(f"| {name} | {met}/{len(ratios)} | {worst[0]:.2f} ({worst[1]}) | {every} |")
+    return out + [""]
+
+
 def render(report: dict[str, Any]) -> str:
     cells: list[Cell] = report["cells"]
     peers: list[str] = report["peers"]
@@ -666,6 +717,7 @@ def render(report: dict[str, Any]) -> str:
             texts = [_cell_text(by[(m["id"], p)], metric) for p in peers]
             out.append(f"| {_short(m['id'])} | " + " | ".join(texts) + " |")
         out.append("")
+    out += _targets(by, tabs)
     out += ["## Ratios to qdf", "",
             "Each figure is *peer / qdf*: above 1 means qdf is smaller or faster. Sizes against qdf compression mode "
             "(buffer); times against qdf balanced mode (buffer).", ""]
