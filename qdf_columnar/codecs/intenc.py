@@ -141,19 +141,23 @@ def over_cap(s: IntStats, plan: Plan) -> bool:
 
 
 # ------------------------------------------------------------------- F0 PackBlock
+def _sampled_windows(v: np.ndarray) -> list[np.ndarray]:
+    """The first 64 rows of about 8 evenly spaced 256-row blocks (Go's block-regime sample)."""
+    n = int(v.shape[0])
+    blk = 1 << BLOCK_LOG
+    nb = (n + blk - 1) // blk
+    return [v[b * blk : min(b * blk + 64, n)] for b in range(0, nb, max(nb // 8, 1))]
+
+
+def _width(w: np.ndarray) -> int:
+    return bit_len((int(w.max()) - int(w.min())) & ((1 << 64) - 1))
+
+
 def _regime_likely(u: np.ndarray, signed: bool, whole_for_bits: int) -> bool:
     """Go blockRegimeLikely*: sampled 64-row windows whose FOR widths spread >= 4 bits."""
     if whole_for_bits <= 2:
         return False
-    n = int(u.shape[0])
-    blk = 1 << BLOCK_LOG
-    nb = (n + blk - 1) // blk
-    step = max(nb // 8, 1)
-    v = u.view(np.int64) if signed else u
-    widths = []
-    for b in range(0, nb, step):
-        w = v[b * blk : min(b * blk + 64, n)]
-        widths.append(bit_len((int(w.max()) - int(w.min())) & ((1 << 64) - 1)))
+    widths = [_width(w) for w in _sampled_windows(u.view(np.int64) if signed else u)]
     return max(widths) - min(widths) >= 4
 
 
@@ -163,17 +167,9 @@ def _local_deltas_likely(u: np.ndarray, whole_delta_bits: int) -> bool:
     restart, per-group counters, dictionary codes of sorted keys), where each block's
     own Delta+FOR is narrow though the column's is not. Not a Go heuristic: the
     CASCADE presets only."""
-    n = int(u.shape[0])
-    blk = 1 << BLOCK_LOG
-    nb = (n + blk - 1) // blk
-    step = max(nb // 8, 1)
-    v = u.view(np.int64)  # a heuristic only: wrapped differences of huge uints just widen it
-    widest = 0
-    for b in range(0, nb, step):
-        w = v[b * blk : min(b * blk + 64, n)]
-        if len(w) > 1:
-            d = np.diff(w)
-            widest = max(widest, bit_len((int(d.max()) - int(d.min())) & ((1 << 64) - 1)))
+    # A heuristic only: wrapped differences of huge uints just widen it.
+    windows = _sampled_windows(u.view(np.int64))
+    widest = max((_width(np.diff(w)) for w in windows if len(w) > 1), default=0)
     return widest + 4 <= whole_delta_bits
 
 

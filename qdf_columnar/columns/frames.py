@@ -91,9 +91,13 @@ def with_metadata(table: pa.Table, metadata: dict[bytes, bytes] | None) -> pa.Ta
     """``table.replace_schema_metadata(metadata)`` that keeps the row count of a table
     without columns (pyarrow's drops it to 0: a 5-row, column-less DataFrame would come
     back empty)."""
-    if table.num_columns:
-        return table.replace_schema_metadata(metadata)
-    batch = pa.RecordBatch.from_struct_array(pa.StructArray.from_buffers(pa.struct([]), table.num_rows, [None]))
+    return table.replace_schema_metadata(metadata) if table.num_columns else empty_table(table.num_rows, metadata)
+
+
+def empty_table(n: int, metadata: dict[bytes, bytes] | None) -> pa.Table:
+    """A table with no columns but ``n`` rows (so pandas output keeps its length)."""
+    batch = pa.RecordBatch.from_struct_array(pa.StructArray.from_buffers(pa.struct([]), n, [None]))
+    # The metadata goes on the batch: Table.replace_schema_metadata would drop the row count.
     return pa.Table.from_batches([batch.replace_schema_metadata(metadata)])
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptDataError
+from .frames import empty_table as empty_table  # re-exported: the output side's column-less table
 from .frames import python_object_columns, restore_frame, with_metadata
 from .inputs import ARROW_DTYPE_KEY
 
@@ -112,12 +113,6 @@ def project_pandas_metadata(meta: dict[bytes, bytes] | None, names: list[str]) -
         return meta
     pd_meta["columns"] = keep
     return {**meta, b"pandas": json.dumps(pd_meta).encode()}
-
-
-def empty_table(n: int, metadata: dict[bytes, bytes] | None) -> pa.Table:
-    """A table with no columns but ``n`` rows (so pandas output keeps its length)."""
-    batch = pa.RecordBatch.from_struct_array(pa.StructArray.from_buffers(pa.struct([]), n, [None]))
-    return with_metadata(pa.Table.from_batches([batch]), metadata)
 
 
 def _arrow_only(t: pa.DataType) -> bool:

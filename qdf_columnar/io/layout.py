@@ -479,8 +479,7 @@ def _chunks(raw: Any, n_groups: int, n_cols: int, g_offs: np.ndarray, g_ends: np
     inside = (offs >= g_offs[group_of]) & (ends <= g_ends[group_of]) if n else np.zeros(0, bool)
     plain = codecs == CHUNK_V1
     raw_ok = np.where(plain, raws == lens, (raws >= V1_HEADER_SIZE) & (raws <= max_unpacked(lens)))
-    ok = starts_ok & inside & (lens >= V1_HEADER_SIZE) & (crcs < 1 << 32) & ((codecs == CHUNK_V1) | (
-        codecs == CHUNK_ZSTD)) & raw_ok
+    ok = starts_ok & inside & (lens >= V1_HEADER_SIZE) & (crcs < 1 << 32) & (plain | (codecs == CHUNK_ZSTD)) & raw_ok
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])
         raise CorruptDataError(

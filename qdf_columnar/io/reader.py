@@ -412,7 +412,7 @@ class QdfFile:
                      categories: Any) -> pa.Table:
         """A version-2 row group: fetch (in one round trip for a remote file) only the chunks
         of ``names`` and the filter's columns; decode the filter's, evaluate it, then decode
-        only the surviving rows of the other projected columns (none when no row survives)."""
+        only the surviving rows of the other projected columns."""
         filter_cols = sorted(expr.columns()) if expr is not None else []
         wanted = list(dict.fromkeys([*names, *filter_cols]))
         at = {n: i for i, n in enumerate(self.schema.names)}
@@ -439,13 +439,10 @@ class QdfFile:
             raise err.with_location(row_group=g.index) from None
         if not names:
             return empty_table(len(keep), None)
-        rest = decode_all([n for n in names if n not in filtered], keep) if len(keep) else {}
+        rest = decode_all([n for n in names if n not in filtered], keep)
         if len(keep) < g.num_rows:
             taken = pa.array(keep)
             filtered = {n: a.take(taken) for n, a in filtered.items() if n in names}
-        if not len(keep):  # nothing survives: the columns not decoded are empty of their type
-            rest = {n: self._decode_chunk(g, at[n], n, datas[n], keep, no_copy, n in cats)
-                    for n in names if n not in filtered}
         return pa.table({n: filtered[n] if n in filtered else rest[n] for n in names})
 
     def _decode_chunk(self, g: RowGroup, j: int, name: str, data: Any, rows: np.ndarray | None, no_copy: bool,

@@ -507,6 +507,19 @@ class _TimeColumn:
         return to_arrow(vals, None, None, self.info.arrow_type)
 
 
+def scan_level(r: ByteReader, h: ColStructHeader, ctx, wanted: set[str], *, copy: bool,
+               independent: bool) -> dict[str, Deferred]:
+    """Scan the ``wanted`` bodies of one level of a batch of levels, leaving ``r`` at the
+    level's end: every body is walked (keeping the Dense state in step for later
+    levels) unless the batch's levels are ``independent`` and this one has a column
+    index, when the others are sought past."""
+    seek = independent and h.has_index
+    scanned = ColumnDecoder(r, h, ctx, copy=copy).run(wanted, walk_all=not seek)
+    if seek:
+        r.pos = h.end
+    return scanned
+
+
 def _may_touch_state(info: ColumnInfo) -> bool:
     return info.kind == ColKind.STRING
 
@@ -521,4 +534,4 @@ def _body_touches_state(r: ByteReader, info: ColumnInfo, n_rows: int) -> bool:
     return r.buf[at] not in STR_BLOCK_TAGS
 
 
-__all__ = ["ColumnDecoder", "ColStructHeader", "ColumnInfo", "read_header", "DecodeError"]
+__all__ = ["ColumnDecoder", "ColStructHeader", "ColumnInfo", "read_header", "scan_level", "DecodeError"]

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from ..errors import CorruptDataError, QdfError
 from ..format.reader import ByteReader
 from ..format.tags import ColKind, ContainerTag
-from .colstruct_read import ColStructHeader, ColumnDecoder, Deferred, read_header
+from .colstruct_read import ColStructHeader, Deferred, read_header, scan_level
 
 
 @dataclass
@@ -56,10 +56,7 @@ def read_dictionary_levels(r: ByteReader, ctx, names: list[str], wanted: set[str
         info = h.columns[0]
         if info.nullable:
             raise CorruptDataError(f"the dictionary level of {name!r} holds nulls", offset=at, column=name)
-        seek = independent and h.has_index
-        scanned = ColumnDecoder(r, h, ctx, copy=copy).run({name} if name in wanted else set(), walk_all=not seek)
-        if seek:
-            r.pos = h.end
+        scanned = scan_level(r, h, ctx, {name} if name in wanted else set(), copy=copy, independent=independent)
         if h.has_index and r.pos != h.end:
             raise CorruptDataError("dictionary level ends before its column index says", offset=r.pos, column=name)
         values = scanned[name](None) if name in wanted else None
@@ -112,7 +109,7 @@ class DictionaryColumn:
         idx = np.frombuffer(codes.buffers()[1], dtype=np.int64, count=n)
         table = np.frombuffer(values.buffers()[1], dtype=width, count=len(values))
         # Null slots may hold any code: clip keeps them in range (their value is masked).
-        out = np.take(table, idx, mode="clip") if n else np.zeros(0, width)
+        out = np.take(table, idx, mode="clip")
         return pa.Array.from_buffers(values.type, n, [codes.buffers()[0] if codes.null_count else None,
                                                       pa.py_buffer(out)], null_count=codes.null_count)
 

@@ -16,12 +16,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..columns.frames import empty_table
 from ..errors import CorruptDataError, DecodeError, QdfError, QueryError
 from ..format.reader import ByteReader
 from ..format.tags import HEADER_SIZE, ContainerTag, Tag
 from ..query import validate
 from ..query.prune import select_rows
-from .colstruct_read import ColStructHeader, ColumnDecoder, read_header
+from .colstruct_read import ColStructHeader, read_header, scan_level
 from .dict_read import DictionaryColumn, DictionaryLevel, check_dictionary_columns, read_dictionary_levels
 from .parallel import RowSelection, check_rows, materialize
 from .shred_plan import Node, Plan, Slot, map_storage_type
@@ -180,7 +181,7 @@ def decode_shredded(
             raise exc.with_location(column=c) from None
         out[c] = arr if rows is None else arr.take(pa.array(rows))
     if not out:
-        return _column_less(n_out, h0.metadata or None)
+        return empty_table(n_out, h0.metadata or None)
     return pa.table(out, metadata=h0.metadata or None)
 
 
@@ -201,18 +202,10 @@ def _as_dictionary_columns(scanned: dict, dict_levels: dict[str, DictionaryLevel
 LOGICAL_STRINGS = frozenset({"string", "binary"})
 
 
-def _column_less(n: int, metadata: dict[bytes, bytes] | None) -> pa.Table:
-    batch = pa.RecordBatch.from_struct_array(pa.StructArray.from_buffers(pa.struct([]), n, [None]))
-    return pa.Table.from_batches([batch.replace_schema_metadata(metadata)])
-
-
 def _scan(r: ByteReader, h: ColStructHeader, ctx, wanted: set[str], copy: bool, independent: bool) -> dict:
     """Scan one level's bodies, leaving ``r`` at the level's end (walk_all keeps Dense
     state in step for later levels, unless the batch's levels are ``independent``)."""
-    seek = independent and h.has_index
-    scanned = ColumnDecoder(r, h, ctx, copy=copy).run(wanted, walk_all=not seek)
-    if seek:
-        r.pos = h.end
+    scanned = scan_level(r, h, ctx, wanted, copy=copy, independent=independent)
     if h.has_index and r.pos != h.end:
         raise CorruptDataError("columnar level ends before its column index says", offset=r.pos)
     return scanned

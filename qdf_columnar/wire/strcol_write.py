@@ -220,12 +220,7 @@ def _smallest(col: _Column, *, fsst: bool) -> _Form:
             _per_value(col)
     if col._per_value is not None and col._per_value.size < best.size:
         best = col._per_value
-    if not fsst:
-        return best
-    from ..codecs.fsst import fsst_block
-
-    block = fsst_block(col.offsets, col.data, col.n, limit=best.size)
-    return best if block is None else _bytes_form("fsst", block)
+    return _fsst_if_smaller(col, best) if fsst else best
 
 
 def _self_contained(col: _Column, *, fsst: bool) -> _Form:
@@ -235,8 +230,11 @@ def _self_contained(col: _Column, *, fsst: bool) -> _Form:
     for form in (_dict_smallest(col), _alpha_plan(col) if 6 + ((col.total + 7) >> 3) < best.size else None):
         if form is not None and form.size <= best.size:
             best = form
-    if not fsst:
-        return best
+    return _fsst_if_smaller(col, best) if fsst else best
+
+
+def _fsst_if_smaller(col: _Column, best: _Form) -> _Form:
+    """FSST (F6) when it beats ``best``, else ``best``."""
     from ..codecs.fsst import fsst_block
 
     block = fsst_block(col.offsets, col.data, col.n, limit=best.size)
