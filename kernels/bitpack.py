@@ -255,6 +255,35 @@ def unpack_dict(src, bits, table, out):
     return np.int64(n)
 
 
+
+@kernel
+def take_for(src, bits, base, rows, out):
+    """Late materialisation of E5 PackFor: ``out[k] = unpack(rows[k]) + base`` (wrapping).
+
+    src: uint8[::1] body already checked to hold every value of the payload (the scan
+    did it); rows: int64 row numbers, each below the payload's count (the caller's
+    RowSelection guarantees it); out: uint64[::1] of len(rows). A value whose 8-byte
+    word would cross the end takes the checked tail read. Returns len(rows), or
+    ERR_CORRUPT for a width above 56 bits.
+    """
+    m = np.uint64(out.shape[0])
+    b = np.uint64(bits)
+    if b == _U0:
+        for k in range(m):
+            out[k] = base
+        return np.int64(m)
+    if b > _MAX_BITS:
+        return ERR_CORRUPT
+    nbytes = np.uint64(src.shape[0])
+    mask = (_U1 << b) - _U1
+    for k in range(m):
+        bit = np.uint64(rows[k]) * b
+        at = bit >> _U3
+        w = load_le64(src, at) if at + _U8 <= nbytes else load_le64_tail(src, at)
+        out[k] = ((w >> (bit & _U7)) & mask) + base
+    return np.int64(m)
+
+
 def _warmup() -> None:
     """Compile every kernel here with the dtypes the glue passes (read-only and writable src)."""
     vals = np.arange(5, dtype=np.uint64)
@@ -268,3 +297,4 @@ def _warmup() -> None:
         unpack_for(src, 3, np.uint64(0), out)
         unpack_delta(src, 1, np.uint64(0), np.uint64(1), out)
         unpack_dict(src, 2, table, out)
+        take_for(src, 3, np.uint64(0), np.arange(3, dtype=np.int64), out[:3])

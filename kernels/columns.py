@@ -1,4 +1,4 @@
-"""Column assembly kernels: nullable scatter and timestamp recombination.
+"""Column assembly kernels: nullable scatter, present-value ranks and timestamp recombination.
 
 Nullable v1 columns carry a presence bitmap (LSB-first, 1 = present: the same
 layout as an Arrow validity buffer) and only the present values; time columns carry
@@ -53,10 +53,38 @@ def combine_time_into(sec, nsec, per, ns_per, out):
     return np.int64(out.shape[0])
 
 
+#: Set bits per byte value (a frozen constant inside the kernels).
+_POPCOUNT8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+
+
+@kernel
+def rank_present(mask, rows, out):
+    """out[k] = how many bits of ``mask`` (LSB-first) are set before bit ``rows[k]``.
+
+    For a selective read of a nullable column: the position of row ``rows[k]`` among the
+    column's present values, when that row is present. ``rows`` must be ascending and
+    below 8 * len(mask) (the caller's RowSelection); whole bytes are counted by table,
+    so the cost is one pass over the bitmap's bytes plus one step per selected row.
+    """
+    m = np.uint64(out.shape[0])
+    count = np.uint64(0)
+    byte = np.uint64(0)
+    for k in range(m):
+        r = np.uint64(rows[k])
+        b = r >> np.uint64(3)
+        while byte < b:
+            count += np.uint64(_POPCOUNT8[mask[byte]])
+            byte += np.uint64(1)
+        low = mask[b] & np.uint8((1 << (r & np.uint64(7))) - 1)
+        out[k] = np.int64(count + np.uint64(_POPCOUNT8[low]))
+    return np.int64(m)
+
+
 def _warmup() -> None:
     mask = np.array([5], dtype=np.uint8)
     for dt in (np.int64, np.uint64, np.float64, np.float32, np.uint32):
         scatter_present_into(np.ones(2, dtype=dt), mask, np.empty(3, dtype=dt))
+    rank_present(mask, np.array([0, 2], dtype=np.int64), np.empty(2, np.int64))
     combine_time_into(
         np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.uint64), np.int64(1000), np.int64(1000), np.empty(2, np.int64)
     )

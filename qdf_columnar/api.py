@@ -229,18 +229,28 @@ def decode_rows(buf: Any, rows: np.ndarray, n_rows: int, *, no_copy: bool = Fals
                                       categories))
 
 
+def decode_filter_inputs(buf: Any, *, no_copy: bool = False) -> pa.Table:
+    """Every column of a qdf v1 batch in the cheapest form a filter evaluates on, as
+    Arrow: a dictionary-coded string column comes back as a DictionaryArray over its
+    table, unexpanded, so ``evaluate`` compares once per distinct value. For a ``.qdf``
+    reader that evaluates a filter on column chunks before materialising anything;
+    the values are those of :func:`decode` (``dictionary_decode`` gives them)."""
+    flags, buf = open_body(buf)
+    return from_storage(_decode_table(buf, flags, None, None, None, no_copy, False, None, filter_form=True))
+
+
 def _decode_table(buf: Any, flags: int, columns: list[str] | None, expr: Any, rows: RowSelection | None,
-                  no_copy: bool, threads: Any, categories: Any) -> pa.Table:
+                  no_copy: bool, threads: Any, categories: Any, *, filter_form: bool = False) -> pa.Table:
     r = ByteReader(buf, HEADER_SIZE)
     ctx = DecodeContext(flags=flags)
     root = r.peek("the root value")
     if root in (ContainerTag.COL_STRUCT, ContainerTag.HYBRID_COL_STRUCT):
         r.pos += 1
         table = _decode_columnar(r, ctx, columns, expr, copy=not no_copy, threads=threads, categories=categories,
-                                 hybrid=root == ContainerTag.HYBRID_COL_STRUCT, rows=rows)
+                                 hybrid=root == ContainerTag.HYBRID_COL_STRUCT, rows=rows, filter_form=filter_form)
     else:
         table = _decode_shredded(r, ctx, columns, expr, copy=not no_copy, threads=threads, categories=categories,
-                                 rows=rows)
+                                 rows=rows, filter_form=filter_form)
         if table is None:  # an ordinary row-major root: start over with fresh Dense state
             r.pos, ctx = HEADER_SIZE, DecodeContext(flags=flags)
             table = _decode_rows(r, ctx, columns, expr)
@@ -252,7 +262,8 @@ def _decode_table(buf: Any, flags: int, columns: list[str] | None, expr: Any, ro
 
 
 def _decode_shredded(
-    r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads, categories=None, rows=None
+    r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads, categories=None, rows=None,
+    filter_form: bool = False,
 ) -> pa.Table | None:
     """A batch with nested columns shredded into levels (docs/FORMAT.md Part 3), or None."""
     opened = open_shredded(r, ctx)
@@ -265,7 +276,8 @@ def _decode_shredded(
     plain = [c for c in categories if c not in dict_names] if isinstance(categories, list) else categories
     _apply_categories(h0, plain, [n for n in flat if n not in dict_names])
     return decode_shredded(r, ctx, h0, n_levels, columns, expr, copy=copy, threads=threads,
-                           index_columns=pandas_index_columns, categories=categories, rows=rows)
+                           index_columns=pandas_index_columns, categories=categories, rows=rows,
+                           filter_form=filter_form)
 
 
 def _check_columns_arg(columns: Any) -> list[str]:
@@ -317,7 +329,7 @@ def _categorize_rows(table: pa.Table, categories: Any) -> pa.Table:
 
 def _decode_columnar(
     r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads, hybrid: bool = False,
-    categories: Any = None, rows: RowSelection | None = None,
+    categories: Any = None, rows: RowSelection | None = None, filter_form: bool = False,
 ) -> pa.Table:
     header = read_colstruct_header(r, ctx, hybrid=hybrid)
     _apply_categories(header, categories, [c.name for c in header.columns if c.kind != ColKind.RESIDUAL])
@@ -340,7 +352,8 @@ def _decode_columnar(
     elif rows is not None:
         rows = check_rows(rows, header.n_rows)
     n_out = header.n_rows if rows is None else len(rows)
-    arrays = dict(zip(proj_all, materialize([deferred[c] for c in proj_all], rows, n_out, threads)))
+    makers = [deferred[c].for_filter_all if filter_form else deferred[c] for c in proj_all]
+    arrays = dict(zip(proj_all, materialize(makers, rows, n_out, threads)))
     metadata = header.metadata or None
     if not proj_all:
         return empty_table(n_out, metadata)

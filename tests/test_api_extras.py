@@ -44,6 +44,26 @@ def test_output_kinds() -> None:
         qdf.decode(buf, output="polars")
 
 
+
+@pytest.mark.parametrize("nested", ["columns", "rows"])
+def test_numpy_output_of_nullable_nested_columns(nested: str) -> None:
+    # No fill value exists for a list, struct or map under the mask: they come back as
+    # object masked arrays (this raised ArrowTypeError, found by the decode fuzzer).
+    t = pa.table({
+        "lst": pa.array([[1], None, [2, 3]]),
+        "st": pa.array([{"x": 1}, None, {"x": 2}]),
+        "mp": pa.array([[("k", 1)], None, []], type=pa.map_(pa.string(), pa.int64())),
+        "dec": pa.array([Decimal("1.5"), None, Decimal("-2.25")]),
+    })
+    num = qdf.decode(qdf.encode(t, nested=nested), output="numpy")
+    for name in t.column_names:
+        col = num[name]
+        assert isinstance(col, np.ma.MaskedArray) and col.mask.tolist() == [False, True, False], name
+    assert list(num["lst"][0]) == [1] and list(num["lst"][2]) == [2, 3]
+    assert num["st"][2] == {"x": 2} and num["mp"][0] == [("k", 1)]
+    assert num["dec"][2] == Decimal("-2.25")
+
+
 def test_bad_inputs_and_options() -> None:
     with pytest.raises(qdf.InvalidOptionError):
         qdf.encode({"a": [1]}, mode="fastest")

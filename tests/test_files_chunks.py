@@ -273,3 +273,37 @@ def test_a_frame_without_columns_keeps_its_rows(tmp_path, version, index):
     if isinstance(index, pd.RangeIndex) and index.start == 0:
         qdf.write_qdf(df, path, append=True)
         assert qdf.QdfFile(path).num_rows == 2 * len(df)
+
+
+@pytest.mark.parametrize("categories", [None, ["status"], True])
+@pytest.mark.parametrize("columns", [None, ["amount", "status"], ["amount"]])
+def test_a_string_filter_is_evaluated_on_the_dictionary_codes(tmp_path, monkeypatch, categories, columns):
+    # The filter's chunk is decoded in filter form: the dictionary-coded status column is
+    # compared once per distinct value and expanded only at the kept rows (if projected).
+    from qdf_kernels import strings
+
+    df = _twelve_columns(60_000)
+    path = tmp_path / "t.qdf"
+    qdf.write_qdf(df, path, mode="balanced", row_group_size=30_000)
+    want = qdf.read_qdf(path, columns=columns, categories=categories)
+    want = want[want["status"].astype(object) == "disputed"] if columns is None or "status" in columns else None
+    expanded: list[int] = []
+    real = strings.dict_gather_into
+
+    def counting(table_words, words_per_entry, table_lens, codes, offsets, data):
+        expanded.append(len(codes))
+        return real(table_words, words_per_entry, table_lens, codes, offsets, data)
+
+    monkeypatch.setattr(strings, "dict_gather_into", counting)
+    got = qdf.read_qdf(path, columns=columns, filter=[("status", "==", "disputed")], categories=categories)
+    assert max(expanded, default=0) < 30_000 * 0.05, expanded  # never the whole chunk
+    ref = df[df["status"] == "disputed"][columns or df.columns].reset_index(drop=True)
+    if want is not None:  # as the unfiltered read, filtered by pandas (category sets may differ)
+        assert (got.dtypes == want.dtypes.reindex(got.columns)).all() or categories is True
+        plain = {c: object for c in got.columns if isinstance(got[c].dtype, pd.CategoricalDtype)}
+        pd.testing.assert_frame_equal(got.astype(plain), want.reset_index(drop=True).astype(plain), check_exact=True)
+    if categories is None:
+        pd.testing.assert_frame_equal(got, ref, check_exact=True)
+    elif "status" in got:
+        assert isinstance(got["status"].dtype, pd.CategoricalDtype)
+        assert got["status"].astype(object).tolist() == ["disputed"] * len(ref)

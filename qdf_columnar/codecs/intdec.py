@@ -80,37 +80,13 @@ def _bits(r: ByteReader) -> int:
 
 
 def _raw(r: ByteReader, expect: int | None, copy: bool, want: bool) -> np.ndarray | None:
-    at = r.pos
-    kind = r.u8("a kind byte")
-    if kind > Kind.I64:
-        raise r.corrupt(f"kind 0x{kind:02x} is not an integer kind", at)
-    width = 1 << (kind & 3)
-    signed = bool(kind & 4)
-    c, start = _count(r, "raw element count", expect)
-    data = _body(r, c * width, "raw payload", start)
-    if not want:
-        return None
-    arr = data.view(np.dtype(("<i" if signed else "<u") + str(width)))
-    if width == 8 and not copy:
-        view = arr.view(np.int64 if signed else np.uint64)
-        view.flags.writeable = False
-        return view
-    out = alloc.empty(c, np.int64 if signed else np.uint64)
-    out[:] = arr
-    return out
+    payload = _lazy_raw(r, expect, copy)
+    return payload.values() if want else None
 
 
 def _for(r: ByteReader, signed: bool, expect: int | None, want: bool) -> np.ndarray | None:
-    bits = _bits(r)
-    base = _wire_value(r.uvarint("the FOR minimum"), signed)
-    c, start = _count(r, "FOR element count", expect)
-    if bits == 0:
-        _cap(r, c, expect, "FOR element count", start)
-    src = _body(r, (c * bits + 7) // 8, "FOR body", start)
-    arr, u = _out(c, signed, want)
-    if want:
-        _status(r, bitpack.unpack_for(src, bits, base, u), "FOR body", start)
-    return arr
+    payload = _lazy_for(r, signed, expect)
+    return payload.values() if want else None
 
 
 def _delta(r: ByteReader, signed: bool, expect: int | None, want: bool) -> np.ndarray | None:
@@ -132,6 +108,13 @@ def _rle(r: ByteReader, signed: bool, expect: int | None, want: bool) -> np.ndar
     _cap(r, c, expect, "RLE element count", start)
     buf = r.array()
     errpos = np.zeros(1, dtype=np.int64)
+    if want and expect is not None:
+        # The caller knows the rows (and has budgeted them): validate and expand in one pass.
+        arr, u = _out(c, signed, want)
+        end = intdecode.rle_decode(buf, r.pos, r.end, c, signed, u, errpos)
+        _status(r, end, "RLE runs", int(errpos[0]))
+        r.pos = int(end)
+        return arr
     # Validate the runs before allocating: a 5-byte payload may declare 2**24 rows.
     end = intdecode.rle_decode(buf, r.pos, r.end, c, signed, _EMPTY_U64, errpos)
     _status(r, end, "RLE runs", int(errpos[0]))
@@ -255,3 +238,101 @@ def read_int(r: ByteReader, expect: int | None, copy: bool, want: bool, depth: i
             return _dict(r, signed, expect, want)
         return _pfor(r, signed, expect, want)
     raise UnknownCodecError(f"tag 0x{tag:02x} is not an integer QPack payload", column=r.column, offset=at)
+
+
+class IntPayload:
+    """One integer payload, located and checked by :func:`scan_int`, decoded on demand.
+
+    ``values()`` is the whole column (decoded once, then kept); ``take(rows)`` the values
+    at ascending row numbers below ``n``. PackFor and PackRaw answer ``take`` straight
+    from their bytes, so a selective filter never unpacks the other rows; every other
+    codec decodes in full first (its values depend on the rows before them).
+    """
+
+    __slots__ = ("n", "_decode", "_take", "_values")
+
+    def __init__(self, n: int, decode, take=None, values: np.ndarray | None = None) -> None:
+        self.n = n
+        self._decode = decode
+        self._take = take
+        self._values = values
+
+    def values(self) -> np.ndarray:
+        if self._values is None:
+            self._values = self._decode()
+        return self._values
+
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        if self._take is None or self._values is not None:
+            return self.values()[rows]
+        return self._take(rows)
+
+
+def _lazy_for(r: ByteReader, signed: bool, expect: int | None) -> IntPayload:
+    bits = _bits(r)
+    base = _wire_value(r.uvarint("the FOR minimum"), signed)
+    c, start = _count(r, "FOR element count", expect)
+    if bits == 0:
+        _cap(r, c, expect, "FOR element count", start)
+    src = _body(r, (c * bits + 7) // 8, "FOR body", start)
+    dtype = np.int64 if signed else np.uint64
+
+    def decode() -> np.ndarray:
+        arr = alloc.empty(c, dtype)
+        # The body length was checked above and bits <= 56 by _bits: no status to report.
+        bitpack.unpack_for(src, bits, base, arr.view(np.uint64))
+        return arr
+
+    def take(rows: np.ndarray) -> np.ndarray:
+        out = np.empty(len(rows), dtype=dtype)
+        bitpack.take_for(src, bits, base, np.ascontiguousarray(rows, dtype=np.int64), out.view(np.uint64))
+        return out
+
+    return IntPayload(c, decode, take)
+
+
+def _lazy_raw(r: ByteReader, expect: int | None, copy: bool) -> IntPayload:
+    at = r.pos
+    kind = r.u8("a kind byte")
+    if kind > Kind.I64:
+        raise r.corrupt(f"kind 0x{kind:02x} is not an integer kind", at)
+    width = 1 << (kind & 3)
+    signed = bool(kind & 4)
+    c, start = _count(r, "raw element count", expect)
+    data = _body(r, c * width, "raw payload", start).view(np.dtype(("<i" if signed else "<u") + str(width)))
+    dtype = np.int64 if signed else np.uint64
+
+    def decode() -> np.ndarray:
+        if width == 8 and not copy:
+            view = data.view(dtype)
+            view.flags.writeable = False
+            return view
+        out = alloc.empty(c, dtype)
+        out[:] = data
+        return out
+
+    return IntPayload(c, decode, lambda rows: data[rows].astype(dtype, copy=False))
+
+
+def scan_int(r: ByteReader, expect: int | None, copy: bool = True) -> IntPayload:
+    """Locate one integer payload at ``r.pos`` and leave ``r`` after it.
+
+    The structure is checked here exactly as :func:`read_int` checks it, so a damaged
+    payload raises now, with its offset; PackFor and PackRaw bodies are decoded only
+    when ``values()`` or ``take()`` asks (a bounded, infallible unpack). Other codecs
+    are decoded here.
+    """
+    tag = r.peek("a QPack tag")
+    if tag == QPackTag.RAW:
+        r.pos += 1
+        return _lazy_raw(r, expect, copy)
+    if tag == QPackTag.FOR:
+        r.pos += 1
+        kat = r.pos
+        kind = r.u8("a kind byte")
+        if kind not in _CODEC_KINDS:
+            raise r.corrupt(f"kind 0x{kind:02x} is not allowed under tag 0x{tag:02x}", kat)
+        return _lazy_for(r, kind == Kind.I64, expect)
+    vals = read_int(r, expect, copy, True)
+    assert vals is not None
+    return IntPayload(len(vals), None, values=vals)

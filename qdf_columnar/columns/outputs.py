@@ -140,7 +140,11 @@ def _to_numpy(col: pa.ChunkedArray) -> np.ndarray:
     if arr.null_count == 0:
         return arr.to_numpy(zero_copy_only=False)
     mask = np.asarray(arr.is_null())
-    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) or pa.types.is_binary(arr.type):
+    t = arr.type
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
+            or pa.types.is_temporal(t) or pa.types.is_decimal(t)):
+        # Strings, binaries and nested values become objects; there is no fill value to
+        # put under the mask (0 is not a list or a struct), and None already marks it.
         return np.ma.MaskedArray(arr.to_numpy(zero_copy_only=False), mask=mask)
     filled = arr.fill_null(pa.scalar(False) if pa.types.is_boolean(arr.type) else 0)
     return np.ma.MaskedArray(filled.to_numpy(zero_copy_only=False), mask=mask)

@@ -419,9 +419,9 @@ class QdfFile:
         datas = dict(zip(wanted, _read_adjacent(self._src, [g.chunks[at[n]] for n in wanted])))
         cats = set(self._categories(categories))
 
-        def decode_all(cols: list[str], rows: np.ndarray | None) -> dict[str, pa.Array]:
+        def decode_all(cols: list[str], rows: np.ndarray | None, for_filter: bool = False) -> dict[str, pa.Array]:
             def one(name: str) -> pa.Array:
-                return self._decode_chunk(g, at[name], name, datas[name], rows, no_copy, name in cats)
+                return self._decode_chunk(g, at[name], name, datas[name], rows, no_copy, name in cats, for_filter)
 
             k = thread_count(threads, g.num_rows * len(cols), len(cols))
             if k <= 1:
@@ -432,7 +432,9 @@ class QdfFile:
         if expr is None:
             arrays = decode_all(names, None)
             return empty_table(g.num_rows, None) if not names else pa.table({n: arrays[n] for n in names})
-        filtered = decode_all(filter_cols, None)
+        # The filter's chunks in filter form: a dictionary-coded string column stays codes
+        # plus its table, compared once per distinct value and expanded only at the kept rows.
+        filtered = decode_all(filter_cols, None, for_filter=True)
         try:
             keep = np.flatnonzero(evaluate(expr, filtered, g.num_rows))
         except QueryError as err:
@@ -440,22 +442,27 @@ class QdfFile:
         if not names:
             return empty_table(len(keep), None)
         rest = decode_all([n for n in names if n not in filtered], keep)
-        if len(keep) < g.num_rows:
-            taken = pa.array(keep)
-            filtered = {n: a.take(taken) for n, a in filtered.items() if n in names}
-        return pa.table({n: filtered[n] if n in filtered else rest[n] for n in names})
+        taken = pa.array(keep) if len(keep) < g.num_rows else None
+        for n in [n for n in filtered if n in names]:
+            a = filtered[n] if taken is None else filtered[n].take(taken)
+            if pa.types.is_dictionary(a.type) != (n in cats):  # the form asked for: categories= or values
+                a = a.dictionary_encode() if n in cats else a.dictionary_decode()
+            rest[n] = a
+        return pa.table({n: rest[n] for n in names})
 
     def _decode_chunk(self, g: RowGroup, j: int, name: str, data: Any, rows: np.ndarray | None, no_copy: bool,
-                      as_category: bool) -> pa.Array:
-        """Column chunk ``j``: checked, unpacked, decoded (only ``rows`` when given), and
-        held to its row count and name."""
-        from ..api import decode, decode_rows
+                      as_category: bool, for_filter: bool = False) -> pa.Array:
+        """Column chunk ``j``: checked, unpacked, decoded (only ``rows`` when given, in
+        filter form with ``for_filter``), and held to its row count and name."""
+        from ..api import decode, decode_filter_inputs, decode_rows
 
         chunk = g.chunks[j]
         buf = open_chunk(data, chunk, column=name, row_group=g.index)
         cats = [name] if as_category else None
         try:
-            if rows is None:
+            if for_filter:
+                t = decode_filter_inputs(buf, no_copy=no_copy and buf is data)
+            elif rows is None:
                 t = decode(buf, output="arrow", no_copy=no_copy and buf is data, threads=False, categories=cats)
             else:
                 t = decode_rows(buf, rows, g.num_rows, no_copy=no_copy and buf is data, categories=cats)

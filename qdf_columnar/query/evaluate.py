@@ -298,8 +298,17 @@ def _leaf(node: Cmp | IsIn | IsNull, arr: pa.Array | pa.ChunkedArray, kind: str)
             nt, nf = _null_row(node)
             return np.full(len(arr), nt, dtype=bool), np.full(len(arr), nf, dtype=bool)
         dt, df = _plain_leaf(node, arr.dictionary, kind)
-        df = false_of((dt, df))
         pos = (idx if idx_valid is None else idx.fill_null(0)).to_numpy(zero_copy_only=False)
+        if idx_valid is None and df is None:
+            # No NULL anywhere: FALSE is the complement of TRUE. An equality usually
+            # matches one entry, and comparing the codes with it beats a gather.
+            hits = np.flatnonzero(dt)
+            if len(hits) == 0:
+                return np.zeros(len(pos), dtype=bool), None
+            if len(hits) == 1:
+                return pos == hits[0], None
+            return dt[pos], None
+        df = false_of((dt, df))
         t, f = dt[pos], df[pos]
         if idx_valid is not None:
             nt, nf = _null_row(node)

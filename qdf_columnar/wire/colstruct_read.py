@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 from qdf_kernels import columns as ck
 
+from ..codecs.intdec import IntPayload, scan_int
 from ..codecs.qpack import (
     MAX_ROWS,
     decode_bool_payload,
@@ -30,7 +31,7 @@ from ..errors import CorruptDataError, DecodeError, QdfError
 from ..format.reader import ByteReader
 from ..format.tags import NULLABLE, STR_BLOCK_TAGS, ColKind, QPackTag
 from .bits import unpack_mask
-from .numeric_arrow import scatter, to_arrow
+from .numeric_arrow import present_positions, present_to_arrow, scatter, to_arrow
 from .residual import is_residual_type, read_residual_rows
 from .residual import to_arrow as residual_to_arrow
 from .schema_note import is_note, parse_note
@@ -348,15 +349,14 @@ class ColumnDecoder:
                 vt = info.arrow_type.value_type if pa.types.is_dictionary(info.arrow_type) else info.arrow_type
                 if not pa.types.is_null(vt):
                     make_filter = lambda: slices_to_dictionary(sl, vt)  # noqa: E731
-            return Deferred(info.name, lambda rows: self._strings(info, sl, valid, rows), make_filter)
-        if kind == ColKind.INT:
-            vals = decode_int_payload(self.r, n=n_present, copy=self.copy)
-            vals = vals.astype(np.int64, copy=False)
-        elif kind == ColKind.UINT:
-            vals = decode_int_payload(self.r, n=n_present, copy=self.copy)
-            if vals.dtype != np.uint64:
-                vals = vals.astype(np.uint64)
-        elif kind == ColKind.FLOAT64:
+            return Deferred(info.name, lambda rows: self._strings(info, sl, valid, bitmap, rows), make_filter)
+        if kind in (ColKind.INT, ColKind.UINT):
+            # Checked now, unpacked when materialised: on the decode threads, and for a
+            # selective filter only at the surviving rows where the codec allows.
+            payload = scan_int(self.r, n_present, self.copy)
+            dtype = np.int64 if kind == ColKind.INT else np.uint64
+            return Deferred(info.name, lambda rows: _int_array(info, payload, dtype, valid, bitmap, rows))
+        if kind == ColKind.FLOAT64:
             vals = decode_float_payload(self.r, n=n_present, copy=self.copy)
         elif kind == ColKind.FLOAT32:
             bits = decode_int_payload(self.r, n=n_present)
@@ -400,7 +400,7 @@ class ColumnDecoder:
             )
         return out
 
-    def _strings(self, info: ColumnInfo, sl, valid, rows) -> pa.Array:
+    def _strings(self, info: ColumnInfo, sl, valid, bitmap, rows) -> pa.Array:
         typ = info.arrow_type
         if pa.types.is_null(typ):
             if len(sl):
@@ -415,13 +415,24 @@ class ColumnDecoder:
             arr = slices_to_arrow(sl, value_type, rows)
             return arr.dictionary_encode().cast(typ) if dict_out else arr
         # Nullable: map output rows to present-value positions.
-        pos = np.cumsum(valid) - 1
-        sel_valid = valid if rows is None else valid[rows]
-        sel_rows = np.arange(len(valid)) if rows is None else rows
-        present_idx = pos[sel_rows[sel_valid]]
+        if rows is None:
+            sel_valid, present_idx = valid, None  # every present value, in order
+        else:
+            sel_valid, present_idx = present_positions(valid, bitmap, rows)
         dense_arr = slices_to_arrow(sl, value_type, present_idx)
         arr = scatter(dense_arr, sel_valid)
         return arr.dictionary_encode().cast(typ) if dict_out else arr
+
+
+def _int_array(info: ColumnInfo, payload: IntPayload, dtype: type, valid: np.ndarray | None,
+               bitmap: np.ndarray | None, rows: np.ndarray | None) -> pa.Array:
+    """An integer column's Arrow array: every row, or only ``rows`` taken from the payload."""
+    if rows is None:
+        return to_arrow(payload.values().astype(dtype, copy=False), valid, None, info.arrow_type, bitmap)
+    if valid is None:
+        return to_arrow(payload.take(rows).astype(dtype, copy=False), None, None, info.arrow_type)
+    sel_valid, present = present_positions(valid, bitmap, rows)
+    return present_to_arrow(payload.take(present).astype(dtype, copy=False), sel_valid, info.arrow_type)
 
 
 _ZONE_KINDS = (ColKind.INT, ColKind.UINT, ColKind.FLOAT64)

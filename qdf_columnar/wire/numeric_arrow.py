@@ -40,6 +40,30 @@ def to_arrow(
             validity = pa.py_buffer(np.ascontiguousarray(bitmap))
     elif rows is not None:
         vals = vals[rows]
+    return _finish(vals, valid, validity, typ)
+
+
+def present_positions(valid: np.ndarray, bitmap: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For ascending ``rows`` of a nullable column (``valid`` and its raw presence
+    ``bitmap``): which of them are present, and the positions of those among the
+    column's present values."""
+    sel_valid = valid[rows]
+    present_rows = np.ascontiguousarray(rows[sel_valid], dtype=np.int64)
+    ranks = np.empty(len(present_rows), dtype=np.int64)
+    ck.rank_present(np.ascontiguousarray(bitmap), present_rows, ranks)
+    return sel_valid, ranks
+
+
+def present_to_arrow(present: np.ndarray, sel_valid: np.ndarray, typ: pa.DataType) -> pa.Array:
+    """Selected rows of a nullable column, ``present`` holding the values of the rows
+    where ``sel_valid`` (see :func:`present_positions`)."""
+    vals = np.zeros(len(sel_valid), dtype=present.dtype)
+    vals[sel_valid] = present
+    return _finish(vals, sel_valid, None, typ)
+
+
+def _finish(vals: np.ndarray, valid: np.ndarray | None, validity: pa.Buffer | None, typ: pa.DataType) -> pa.Array:
+    """Values (all rows, nulls' slots ignored) as an array of the column's logical type."""
     if pa.types.is_decimal(typ):
         return from_scaled_int64(vals, typ, validity, mask=None if valid is None else ~valid)
     storage = _storage_type(typ)

@@ -106,11 +106,12 @@ def node_slots(node: Node) -> list[Slot]:
 def decode_shredded(
     r: ByteReader, ctx, h0: ColStructHeader, n_levels: int, columns: list[str] | None, expr,
     *, copy: bool, threads, index_columns: Callable[[bytes | None, list[str]], list[str]],
-    categories: list[str] | bool | None = None, rows: RowSelection | None = None,
+    categories: list[str] | bool | None = None, rows: RowSelection | None = None, filter_form: bool = False,
 ) -> pa.Table:
     """Decode a batch of levels (shredded nested columns, dictionary levels) whose
     level-0 header ``h0`` was just read. ``categories`` names the dictionary columns
-    to return as Arrow dictionary arrays (``True``: every string one)."""
+    to return as Arrow dictionary arrays (``True``: every string one); ``filter_form``
+    returns flat columns in the form filters evaluate on (``Deferred.for_filter``)."""
     dict_names = h0.dicts or []
     plan, nodes = build_plan(h0, n_levels - len(dict_names))
     top = list(nodes)
@@ -168,7 +169,8 @@ def decode_shredded(
     elif rows is not None:
         rows = check_rows(rows, h0.n_rows)
     n_out = h0.n_rows if rows is None else len(rows)
-    flat_arrays = dict(zip(flat_out, materialize([scanned0[c] for c in flat_out], rows, n_out, threads)))
+    makers = [scanned0[c].for_filter_all if filter_form else scanned0[c] for c in flat_out]
+    flat_arrays = dict(zip(flat_out, materialize(makers, rows, n_out, threads)))
 
     out: dict[str, pa.Array] = {}
     for c in proj_all:

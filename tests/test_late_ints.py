@@ -1,0 +1,201 @@
+"""Integer columns decode late: checked at scan time, unpacked when materialised, and
+PackFor / PackRaw bodies answer a row selection without unpacking the other rows.
+
+The selective path (``IntPayload.take``, the ``take_for`` and ``rank_present`` kernels)
+must give exactly what full decoding then indexing gives, for every width, signedness,
+null pattern and codec, and a damaged payload must still fail at scan time with the
+same error as before.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from qdf_kernels import bitpack
+from qdf_kernels import columns as ck
+
+import qdf_columnar as qdf
+from qdf_columnar import api
+from qdf_columnar.codecs import intdec
+from qdf_columnar.codecs.intenc import encode_int_array
+from qdf_columnar.codecs.qpack import decode_int_payload
+from qdf_columnar.errors import InvalidOptionError, QdfError
+from qdf_columnar.format.reader import ByteReader
+from qdf_columnar.format.tags import QPackTag
+
+CODECS = ["raw", "for", "delta", "rle", "dict", "pfor", "block"]
+
+
+def _values(rng: np.random.Generator, codec: str, n: int, signed: bool) -> np.ndarray:
+    lo = -(2**20) if signed else 0
+    if codec == "rle":
+        v = np.repeat(rng.integers(lo, 2**20, n), rng.integers(1, 9, n))[:n]
+    elif codec == "delta":
+        v = np.cumsum(rng.integers(0, 5, n)) + lo
+    elif codec == "dict":
+        v = rng.choice(np.array([lo, 7, 300, 2**19]), n)
+    elif codec == "pfor":
+        v = np.where(rng.random(n) < 0.02, rng.integers(0, 2**40, n), rng.integers(0, 16, n)) + lo
+    else:
+        v = rng.integers(lo, 2**20, n)
+    return v.astype(np.int64 if signed else np.uint64)
+
+
+def _payload(values: np.ndarray, codec: str) -> bytes | None:
+    """The payload of ``values`` under ``codec``, or None where its gate refuses them."""
+    out = bytearray()
+    try:
+        encode_int_array(out, values, force=codec)
+    except InvalidOptionError:
+        return None
+    return bytes(out)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("signed", [True, False])
+def test_take_equals_full_decode_then_index(codec: str, signed: bool) -> None:
+    rng = np.random.default_rng(len(codec) * 2 + signed)
+    tried = 0
+    for n in (1, 2, 9, 64, 600, 1000, 4099):
+        values = _values(rng, codec, n, signed)
+        buf = _payload(values, codec)
+        if buf is None:
+            continue
+        tried += 1
+        rows = np.flatnonzero(rng.random(n) < 0.3)
+        rows = np.concatenate([[0], rows, [n - 1]]) if n > 1 else np.array([0])
+        rows = np.unique(rows).astype(np.int64)
+        r = ByteReader(buf, 0)
+        payload = intdec.scan_int(r, n)
+        assert r.pos == len(buf)  # left after the payload, as read_int leaves it
+        got = payload.take(rows)
+        assert got.dtype == values.dtype
+        np.testing.assert_array_equal(got, values[rows])
+        np.testing.assert_array_equal(payload.values(), values)
+        np.testing.assert_array_equal(payload.take(rows), values[rows])  # after values(): from the cache
+    assert tried >= 3
+
+
+@pytest.mark.parametrize("bits", [0, 1, 3, 7, 8, 13, 31, 32, 33, 55, 56])
+def test_take_for_kernel_every_width(bits: int) -> None:
+    rng = np.random.default_rng(bits)
+    n = 777
+    hi = 1 << bits
+    vals = rng.integers(0, hi, n, dtype=np.uint64) if bits else np.zeros(n, dtype=np.uint64)
+    src = np.zeros((n * bits + 7) // 8 + 0, dtype=np.uint8)
+    bitpack.pack_for(vals, np.uint64(0), bits, src)
+    base = np.uint64(2**63 + 5)
+    full = np.empty(n, dtype=np.uint64)
+    assert bitpack.unpack_for(src, bits, base, full) == n
+    rows = np.array([0, 1, 2, n // 2, n - 3, n - 2, n - 1], dtype=np.int64)  # the tail words too
+    out = np.empty(len(rows), dtype=np.uint64)
+    assert bitpack.take_for(src, bits, base, rows, out) == len(rows)
+    np.testing.assert_array_equal(out, full[rows])
+    ro = np.frombuffer(src.tobytes(), dtype=np.uint8)  # read-only input buffers, as decode passes
+    bitpack.take_for(ro, bits, base, rows, out)
+    np.testing.assert_array_equal(out, full[rows])
+
+
+def test_take_for_rejects_a_width_over_56() -> None:
+    out = np.empty(1, dtype=np.uint64)
+    assert bitpack.take_for(np.zeros(16, np.uint8), 57, np.uint64(0), np.zeros(1, np.int64), out) < 0
+
+
+def test_rank_present_is_the_prefix_count() -> None:
+    rng = np.random.default_rng(3)
+    for n in (1, 7, 8, 9, 100, 5000):
+        valid = rng.random(n) < rng.random()
+        bitmap = np.packbits(valid, bitorder="little")
+        rows = np.flatnonzero(valid).astype(np.int64)
+        out = np.empty(len(rows), dtype=np.int64)
+        assert ck.rank_present(bitmap, rows, out) == len(rows)
+        np.testing.assert_array_equal(out, np.arange(len(rows)))
+        some = np.unique(rng.integers(0, n, max(1, n // 3))).astype(np.int64)
+        out = np.empty(len(some), dtype=np.int64)
+        ck.rank_present(bitmap, some, out)
+        np.testing.assert_array_equal(out, np.concatenate([[0], np.cumsum(valid)])[some])
+
+
+def _table(rng: np.random.Generator, n: int) -> pa.Table:
+    cols = {}
+    for codec in ("raw", "for", "delta", "rle", "dict"):
+        v = _values(rng, codec, n, signed=True)
+        if codec == "raw":
+            v = rng.integers(-(2**62), 2**62, n)
+        cols[codec] = pa.array(v)
+        cols[codec + "_null"] = pa.array(v, mask=rng.random(n) < 0.3)
+        cols[codec + "_u"] = pa.array(np.abs(v).astype(np.uint64))
+    cols["key"] = pa.array(rng.integers(0, 100, n))
+    return pa.table(cols)
+
+
+@pytest.mark.parametrize("mode", ["balanced", "compression"])
+def test_filtered_decode_equals_arrow_filter(mode: str) -> None:
+    rng = np.random.default_rng(11)
+    t = _table(rng, 20_000)
+    buf = qdf.encode(t, mode=mode)
+    for filt in ([("key", "<", 3)], [("key", "==", 50)], [("key", ">=", 0)], [("key", "<", 0)],
+                 [("for_null", ">", 0)], [("rle_null", "<", 0), ("key", ">", 10)]):
+        want = t.filter(pq_expr(filt))
+        got = qdf.decode(buf, filter=filt, output="arrow")
+        assert got.equals(want), filt
+        pd.testing.assert_frame_equal(qdf.decode(buf, filter=filt), want.to_pandas(), check_exact=True)
+
+
+def pq_expr(filt: list[tuple[str, str, int]]) -> pc.Expression:
+    ops = {"<": pc.less, ">": pc.greater, "==": pc.equal, ">=": pc.greater_equal}
+    expr = None
+    for col, op, v in filt:
+        e = ops[op](pc.field(col), v)
+        expr = e if expr is None else expr & e
+    return expr
+
+
+def test_decode_rows_of_every_codec_and_null_pattern() -> None:
+    rng = np.random.default_rng(5)
+    t = _table(rng, 3000)
+    buf = qdf.encode(t)
+    for rows in (np.array([0]), np.array([2999]), np.arange(0, 3000, 7), np.arange(3000),
+                 np.flatnonzero(rng.random(3000) < 0.01)):
+        got = api.decode_rows(buf, rows.astype(np.int64), 3000)
+        assert got.equals(t.take(pa.array(rows))), rows[:5]
+
+
+def test_a_selective_filter_does_not_unpack_the_other_rows_of_a_for_column(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(2)
+    n = 50_000
+    t = pa.table({"key": pa.array(rng.integers(0, 1000, n)), "v": pa.array(rng.integers(0, 2**30, n)),
+                  "w": pa.array(rng.integers(0, 2**30, n), mask=rng.random(n) < 0.2)})
+    buf = qdf.encode(t)
+    codecs = qdf.explain(buf).set_index("column")["codec"]
+    assert codecs["v"] == "PackFor" and codecs["w"] == "PackFor", codecs
+    unpacked: list[int] = []
+    real = bitpack.unpack_for
+
+    def counting(src, bits, base, out):  # noqa: ANN001, ANN202
+        unpacked.append(len(out))
+        return real(src, bits, base, out)
+
+    monkeypatch.setattr(intdec.bitpack, "unpack_for", counting)
+    got = qdf.decode(buf, filter=[("key", "==", 7)], output="arrow")
+    assert got.equals(t.filter(pc.field("key") == 7))
+    assert n not in unpacked[1:] and len([u for u in unpacked if u >= 0.8 * n]) <= 1, unpacked  # only the filter column
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_damage_fails_at_scan_time_as_before(codec: str) -> None:
+    rng = np.random.default_rng(9)
+    values = _values(rng, codec, 1000, signed=True)
+    buf = _payload(values, codec)
+    assert buf is not None
+    for cut in sorted({1, 2, 3, len(buf) // 2, len(buf) - 1}):
+        damaged = buf[:cut]
+        with pytest.raises(QdfError) as eager:
+            decode_int_payload(ByteReader(damaged, 0), n=1000)
+        with pytest.raises(QdfError) as lazy:
+            intdec.scan_int(ByteReader(damaged, 0), 1000)
+        assert type(lazy.value) is type(eager.value) and lazy.value.offset == eager.value.offset
+    assert buf[0] in set(QPackTag)
