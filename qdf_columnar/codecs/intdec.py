@@ -244,15 +244,14 @@ class IntPayload:
     """One integer payload, located and checked by :func:`scan_int`, decoded on demand.
 
     ``values()`` is the whole column (decoded once, then kept); ``take(rows)`` the values
-    at ascending row numbers below ``n``. PackFor and PackRaw answer ``take`` straight
+    at ascending row numbers of the payload. PackFor and PackRaw answer ``take`` straight
     from their bytes, so a selective filter never unpacks the other rows; every other
     codec decodes in full first (its values depend on the rows before them).
     """
 
-    __slots__ = ("n", "_decode", "_take", "_values")
+    __slots__ = ("_decode", "_take", "_values")
 
-    def __init__(self, n: int, decode, take=None, values: np.ndarray | None = None) -> None:
-        self.n = n
+    def __init__(self, decode, take=None, values: np.ndarray | None = None) -> None:
         self._decode = decode
         self._take = take
         self._values = values
@@ -288,7 +287,7 @@ def _lazy_for(r: ByteReader, signed: bool, expect: int | None) -> IntPayload:
         bitpack.take_for(src, bits, base, np.ascontiguousarray(rows, dtype=np.int64), out.view(np.uint64))
         return out
 
-    return IntPayload(c, decode, take)
+    return IntPayload(decode, take)
 
 
 def _lazy_raw(r: ByteReader, expect: int | None, copy: bool) -> IntPayload:
@@ -311,7 +310,7 @@ def _lazy_raw(r: ByteReader, expect: int | None, copy: bool) -> IntPayload:
         out[:] = data
         return out
 
-    return IntPayload(c, decode, lambda rows: data[rows].astype(dtype, copy=False))
+    return IntPayload(decode, lambda rows: data[rows].astype(dtype, copy=False))
 
 
 def scan_int(r: ByteReader, expect: int | None, copy: bool = True) -> IntPayload:
@@ -335,4 +334,4 @@ def scan_int(r: ByteReader, expect: int | None, copy: bool = True) -> IntPayload
         return _lazy_for(r, kind == Kind.I64, expect)
     vals = read_int(r, expect, copy, True)
     assert vals is not None
-    return IntPayload(len(vals), None, values=vals)
+    return IntPayload(None, values=vals)
