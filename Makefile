@@ -6,12 +6,15 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test test-boundscheck fuzz bench bench-quick bench-compress bench-files bench-stream bench-real lint warmup clean
+.PHONY: demo test test-boundscheck fuzz bench bench-quick bench-compress bench-files bench-stream bench-real bench-first-use lint warmup clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
+	@# bytecode for the editable sources, which pip does not compile: with
+	@# PYTHONDONTWRITEBYTECODE set, every new process would otherwise compile them again
+	$(PY) -m compileall -q qdf_columnar kernels
 	touch $(STAMP)
 
 # The peers of the benchmark matrix (pylance, vortex-data, protobuf, ...) are only
@@ -76,6 +79,12 @@ bench-stream: $(BENCH_STAMP)
 # per-column best-of-peers floor. ~6-8 min; ARGS=--quick for 5 small tables (~1 min).
 bench-real: $(BENCH_STAMP)
 	$(PY) bench/bench_real.py $(ARGS)
+
+# The first call of each public entry point in a new process, with an empty Numba cache
+# and then a warm one (bench/bench_first_use.py). The empty-cache tour compiles
+# everything it calls: minutes until first use is fast.
+bench-first-use: $(STAMP)
+	$(PY) bench/bench_first_use.py $(ARGS)
 
 lint: $(STAMP)
 	$(PY) -m ruff check qdf_columnar kernels tests bench fuzz

@@ -1,10 +1,9 @@
-"""Importing qdf_columnar compiles no kernel, and a warm-cache process round-trips quickly."""
+"""Importing qdf_columnar compiles no kernel, and a later process reuses the kernels an earlier one compiled."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 CHECK_NO_COMPILE = """
 import qdf_columnar, qdf_columnar.api, qdf_columnar.wire.values
@@ -19,9 +18,14 @@ print(len(j.REGISTRY))
 
 ROUND_TRIP = """
 import pandas as pd, qdf_columnar as qdf
+import qdf_kernels._jit as j
 df = pd.DataFrame({"a": range(100), "s": ["x", "yy"] * 50, "f": [0.5] * 100})
 out = qdf.decode(qdf.encode(df))
 assert out.equals(df), out
+used = [d for d in j.REGISTRY if d.signatures]
+hits = sum(sum(d.stats.cache_hits.values()) for d in used)
+compiled = sorted(d.py_func.__name__ for d in used if d.stats.cache_misses)
+print(hits, compiled)
 """
 
 
@@ -31,12 +35,15 @@ def test_import_compiles_nothing() -> None:
     assert int(res.stdout.strip()) > 5
 
 
-def test_warm_cache_round_trip_under_2_5_s() -> None:
-    subprocess.run([sys.executable, "-c", ROUND_TRIP], check=True, timeout=300)  # fills the cache
-    best = float("inf")
-    for _ in range(2):  # the machine is shared: take the better of two runs
-        t0 = time.perf_counter()
-        res = subprocess.run([sys.executable, "-c", ROUND_TRIP], capture_output=True, text=True, timeout=120)
-        best = min(best, time.perf_counter() - t0)
-        assert res.returncode == 0, res.stderr
-    assert best < 2.5, f"warm-cache import + round trip took {best:.2f} s"
+def test_a_second_process_loads_every_kernel_from_the_cache() -> None:
+    """A new process compiles nothing that an earlier one compiled: what makes it fast.
+
+    How fast is measured by ``make bench-first-use``, not here (timings on a shared
+    machine make a flaky test); this checks the mechanism: every kernel the round trip
+    calls is found in the on-disk cache instead of being compiled again.
+    """
+    subprocess.run([sys.executable, "-c", ROUND_TRIP], check=True, capture_output=True, timeout=600)  # fills it
+    res = subprocess.run([sys.executable, "-c", ROUND_TRIP], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    hits, compiled = res.stdout.strip().split(" ", 1)
+    assert int(hits) > 5 and compiled == "[]", res.stdout
