@@ -17,7 +17,7 @@ import numpy as np
 from ._jit import kernel
 from ._status import ERR_CORRUPT, ERR_TRUNCATED
 from .bitpack import unpack_delta, unpack_dict, unpack_for
-from .intdecode import _get_uvarint, pfor_patch, rle_decode
+from .intdecode import _get_uvarint, pfor_patch, rle_decode, uvarints_into
 
 _U0 = np.uint64(0)
 _U1 = np.uint64(1)
@@ -111,8 +111,11 @@ def _counted(src, pos, end, rows, nbytes):
 
 
 @kernel
-def _one(src, pos, end, rows, signed, out, errpos):
-    """Decode the payload of one block at ``pos`` into ``out`` (``rows`` long); its end or < 0."""
+def _one(src, pos, end, rows, signed, out, errpos, scratch):
+    """Decode the payload of one block at ``pos`` into ``out`` (``rows`` long); its end or < 0.
+
+    ``scratch`` (uint64, _DICT_MAX long) holds a dictionary block's table: one buffer
+    for every block rather than an allocation per block."""
     if pos >= end:
         return np.int64(ERR_TRUNCATED)
     tag = np.int64(src[pos])
@@ -140,12 +143,13 @@ def _one(src, pos, end, rows, signed, out, errpos):
             return pos
         if d == _U0 or d > np.uint64(_DICT_MAX):
             return np.int64(ERR_CORRUPT)
-        table = np.empty(np.int64(d), dtype=np.uint64)
-        for i in range(np.int64(d)):
-            v, pos = _value(src, pos, end, signed)
-            if pos < 0:
-                return pos
-            table[i] = v
+        table = scratch[:np.int64(d)]
+        pos = uvarints_into(src, pos, end, table)
+        if pos < 0:
+            return pos
+        if signed:
+            for i in range(np.int64(d)):
+                table[i] = (table[i] >> _U1) ^ (_U0 - (table[i] & _U1))
         bits = np.int64(0) if d == _U1 else np.int64(64 - _clz(d - _U1))
         body, pos = _counted(src, pos, end, rows, (rows * bits + 7) // 8)
         if pos < 0:
@@ -201,10 +205,11 @@ def block_decode(src, end, body, offs, blk, signed, out, errpos):
     n = out.shape[0]
     nb = offs.shape[0]
     pos = body
+    scratch = np.empty(_DICT_MAX, dtype=np.uint64)
     for b in range(nb):
         start = b * blk
         rows = min(blk, n - start)
-        pos = _one(src, body + offs[b], end, rows, signed, out[start:start + rows], errpos)
+        pos = _one(src, body + offs[b], end, rows, signed, out[start:start + rows], errpos, scratch)
         if pos < 0:
             return pos
         if b + 1 < nb and pos != body + offs[b + 1]:

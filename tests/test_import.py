@@ -47,3 +47,24 @@ def test_a_second_process_loads_every_kernel_from_the_cache() -> None:
     assert res.returncode == 0, res.stderr
     hits, compiled = res.stdout.strip().split(" ", 1)
     assert int(hits) > 5 and compiled == "[]", res.stdout
+
+
+READ_FILE = """
+import sys
+import pyarrow as pa, qdf_columnar as qdf
+import qdf_kernels._jit as j
+t = pa.table({"a": list(range(2000)), "s": ["x", "yy"] * 1000})
+data = qdf.write_qdf(t, None)
+got = qdf.read_qdf(data, filter=[("a", ">", 10)], output="arrow")
+assert got.num_rows == 1989, got.num_rows
+print(sorted({d.py_func.__module__ for d in j.REGISTRY if d.signatures}))
+"""
+
+
+def test_reading_a_file_does_not_load_the_dense_transcoder() -> None:
+    # The footer and its statistics hold QPack slices, which the transcoder behind
+    # loads() declines: a reader that tried it first compiled it on a first read_qdf
+    # (over a minute with an empty cache) for nothing.
+    res = subprocess.run([sys.executable, "-c", READ_FILE], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert "qdf_kernels.transcode_dec" not in res.stdout, res.stdout

@@ -357,3 +357,62 @@ def test_kernels_warm_up_and_do_not_compile_at_import() -> None:
         "bitpack._warmup(); intcodecs._warmup(); intdecode._warmup()\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _rle_reference(src: bytes, pos: int, n: int) -> tuple[int, int, list[int]]:
+    """(status or end position, error position, raw run values expanded): EB runs in Python."""
+
+    def uvarint(p: int) -> tuple[int, int]:  # (value, next position); next < 0 is a status
+        value, shift = 0, 0
+        for i in range(10):
+            if p + i >= len(src):
+                return 0, -1
+            b = src[p + i]
+            if i == 9 and b > 1:
+                return 0, -2
+            value |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return value, p + i + 1
+        return 0, -2
+
+    out: list[int] = []
+    p = pos
+    while len(out) < n:
+        value, q = uvarint(p)
+        if q < 0:
+            return q, p, out
+        run, r = uvarint(q)
+        if r < 0:
+            return r, q, out
+        if run == 0 or run > n - len(out):
+            return -2, q, out
+        out += [value] * run
+        p = r
+    return p, -1, out
+
+
+@settings(QPACK)
+@given(st.lists(st.tuples(st.integers(0, 2**64 - 1), st.integers(1, 300)), max_size=40), st.data())
+def test_rle_kernel_matches_a_reference_on_valid_and_damaged_runs(runs: list[tuple[int, int]], data) -> None:
+    from qdf_kernels import intdecode
+
+    wire = b"".join(encode_uvarint(v) + encode_uvarint(r) for v, r in runs)
+    n = sum(r for _, r in runs)
+    cut = data.draw(st.integers(0, len(wire)))  # truncated anywhere, or whole
+    flip = data.draw(st.none() | st.tuples(st.integers(0, max(len(wire) - 1, 0)), st.integers(0, 255)))
+    src = bytearray(wire[:cut])
+    if flip is not None and src:
+        src[flip[0] % len(src)] = flip[1]
+    n_asked = data.draw(st.sampled_from([n, max(n - 1, 0), n + 1]))
+    src_arr = np.frombuffer(bytes(src), dtype=np.uint8)
+    want_end, want_pos, want_values = _rle_reference(bytes(src), 0, n_asked)
+    for write in (False, True):
+        out = np.zeros(n_asked if write else 0, dtype=np.uint64)
+        errpos = np.full(1, -1, dtype=np.int64)
+        end = intdecode.rle_decode(src_arr, 0, len(src_arr), n_asked, False, out, errpos)
+        assert end == want_end
+        if want_end < 0:
+            assert errpos[0] == want_pos
+        elif write:
+            assert out.tolist() == want_values

@@ -398,11 +398,11 @@ class _StatsTable:
     def column(self, name: str) -> list[ColumnStats]:
         got = self.parsed.get(name)
         if got is None:
-            from ..wire.values import loads
+            from ..wire.values_read import read_root
 
             blob, kind = self.blobs[name]
             try:
-                entry = loads(blob)
+                entry = read_root(blob)
             except DecodeError as exc:
                 raise CorruptDataError(f"bad footer: statistics of {name!r}: {exc.reason}", offset=self.at) from None
             got = self.parsed[name] = _column_stats(entry, kind, self.rows, name, self.at)
@@ -495,13 +495,13 @@ def parse_footer(buf: bytes | memoryview, footer_offset: int, crc: int, data_end
                  header_major: int | None = None) -> FileMeta:
     """Validate and parse the footer at ``footer_offset`` (``data_end``: where row groups
     must end; ``header_major``: the file header's version, which the footer must repeat)."""
-    from ..wire.values import loads
+    from ..wire.values_read import read_root
 
     at = footer_offset
     if zlib.crc32(buf) != crc:
         raise CorruptDataError("footer checksum mismatch: the footer is damaged", offset=at)
     try:
-        f = loads(buf)
+        f = read_root(buf)
     except DecodeError as exc:
         raise CorruptDataError(f"bad footer: {exc.reason}", offset=at) from None
     _need(isinstance(f, dict) and f.get("format") == "qdf-file", "not a qdf-file footer map", at)

@@ -21,7 +21,7 @@ from .context import MAX_DEPTH, DecodeContext, ensure_recursion_room
 from .dense import STRINGISH_TAGS, DenseReader
 from .values_write import _EPOCH, _FALSE, _FLOAT32, _FLOAT64, _MAP_SHAPE, _NIL, _TIMESTAMP, _TRUE
 
-__all__ = ["read_value", "read_string", "loads"]
+__all__ = ["read_value", "read_string", "read_root", "loads"]
 
 _STR_DELTA = int(DenseTag.STR_DELTA)
 _FLOAT_KINDS = frozenset((0x0A, 0x0B, 0x0E, 0x0F))  # QPack kind bytes that hold floats
@@ -313,6 +313,21 @@ def _loads(buf: bytes | bytearray | memoryview) -> object:
         from ..api import decode
 
         return decode(original, output="records")
+    return _read_root(buf, flags)
+
+
+def read_root(buf: bytes | bytearray | memoryview) -> Any:
+    """The root value of a one-shot buffer, read by the Python reader alone.
+
+    For buffers of our own layouts that hold QPack slices (a ``.qdf`` footer, its
+    statistics): the transcoder behind :func:`loads` declines those after a first look,
+    so trying it first only costs time, and on a first call its compilation.
+    """
+    flags, buf = open_body(buf)
+    return _read_root(buf, flags)
+
+
+def _read_root(buf: Any, flags: int) -> Any:
     r = ByteReader(buf, HEADER_SIZE)
     ctx = DecodeContext(flags=flags)
     ensure_recursion_room(MAX_DEPTH)
