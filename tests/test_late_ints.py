@@ -119,6 +119,26 @@ def test_rank_present_is_the_prefix_count() -> None:
         np.testing.assert_array_equal(out, np.concatenate([[0], np.cumsum(valid)])[some])
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.int64, np.float64])
+def test_scatter_present_matches_a_reference_on_every_byte_pattern(dtype: type) -> None:
+    # Runs of all-present and all-null bytes (the kernel's fast paths), mixed bytes,
+    # lengths that end mid-byte; then one value too few, which must be reported.
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 7, 8, 9, 63, 64, 65, 1000, 4099):
+        for p_null in (0.0, 0.02, 0.5, 0.98, 1.0):
+            blocks = rng.random(n // 8 + 1) < 0.5  # long stretches with no null, or all null
+            valid = np.where(np.repeat(blocks, 8)[:n], rng.random(n) >= p_null, rng.random(n) < p_null)
+            bitmap = np.packbits(valid, bitorder="little")
+            values = rng.integers(1, 100, int(valid.sum())).astype(dtype)
+            out = np.full(n, 7, dtype=dtype)
+            assert ck.scatter_present_into(values, bitmap, out) == len(values)
+            want = np.zeros(n, dtype=dtype)
+            want[valid] = values
+            np.testing.assert_array_equal(out, want)
+            if len(values):
+                assert ck.scatter_present_into(values[:-1], bitmap, out) < 0
+
+
 def _table(rng: np.random.Generator, n: int) -> pa.Table:
     cols = {}
     for codec in ("raw", "for", "delta", "rle", "dict"):
