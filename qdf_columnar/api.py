@@ -213,8 +213,8 @@ def decode(
     expr = as_expr(filter)
     if columns is not None:
         columns = _check_columns_arg(columns)
-    return convert_output(from_storage(_decode_table(buf, flags, columns, expr, None, no_copy, threads, categories)),
-                          output)
+    table = from_storage(_decode_table(buf, flags, columns, expr, None, no_copy, threads, categories))
+    return convert_output(table, output, owned=not no_copy)  # without no_copy, every buffer is the decoder's
 
 
 def decode_rows(buf: Any, rows: np.ndarray, n_rows: int, *, no_copy: bool = False,

@@ -361,7 +361,7 @@ class QdfFile:
             )
         tables = [r for r in results if isinstance(r, pa.Table)]
         table = self._combine(tables, target, cats)
-        out = convert_output(table, output)  # type: ignore[arg-type]
+        out = convert_output(table, output, owned=not no_copy)  # type: ignore[arg-type]
         return _restore_pandas_dtypes(out, schema) if output == "pandas" else out
 
     def _categories(self, categories: Any) -> list[str]:

@@ -1,0 +1,98 @@
+"""DataFrames built on the decoder's own buffers (columns/outputs.py ``_owned_frame``).
+
+A decode that copied what it read hands its non-null integer and float columns to
+pandas as writable views instead of letting pyarrow copy them into 2-D blocks. The
+frame must equal pyarrow's conversion exactly, accept writes, and never alias memory
+the caller can see (``no_copy=True`` input) or another column.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import qdf_columnar as qdf
+from qdf_columnar.columns import outputs
+
+
+def _table(n: int, seed: int = 0) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    return pa.table({
+        "i64": rng.integers(-(2**40), 2**40, n),
+        "u8": rng.integers(0, 200, n).astype(np.uint8),
+        "i32": rng.integers(-1000, 1000, n).astype(np.int32),
+        "f64": rng.random(n).round(3),
+        "f32": rng.random(n).astype(np.float32),
+        "nullable": pa.array(rng.integers(0, 9, n), mask=rng.random(n) < 0.2),
+        "s": pa.array(rng.choice(["a", "bb", "ccc"], n)),
+        "b": pa.array(rng.random(n) < 0.5),
+        "ts": pa.array(np.arange(n).astype("datetime64[s]").astype("datetime64[us]")),
+        "const": np.full(n, 7, dtype=np.int64),
+    })
+
+
+@pytest.fixture
+def every_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(outputs, "OWNED_MIN_BYTES", 0)  # take the owned path on small tables too
+
+
+@pytest.mark.parametrize("mode", ["speed", "balanced", "compression"])
+@pytest.mark.parametrize("n", [0, 1, 300, 5000])
+def test_an_owned_frame_equals_pyarrows_conversion(every_size: None, mode: str, n: int) -> None:
+    t = _table(n)
+    buf = qdf.encode(t, mode=mode)
+    want = t.to_pandas()
+    pd.testing.assert_frame_equal(qdf.decode(buf), want, check_exact=True)
+    pd.testing.assert_frame_equal(qdf.read_qdf(qdf.write_qdf(t, None, mode=mode)), want, check_exact=True)
+    cols = ["f64", "s", "i64"]
+    pd.testing.assert_frame_equal(qdf.decode(buf, columns=cols), want[cols], check_exact=True)
+    kept = qdf.decode(buf, filter=[("u8", "<", 50)])
+    pd.testing.assert_frame_equal(kept, want[want["u8"] < 50].reset_index(drop=True), check_exact=True)
+
+
+def test_an_owned_frame_takes_writes_and_shares_nothing(every_size: None) -> None:
+    t = _table(2000)
+    buf = qdf.encode(t)
+    df = qdf.decode(buf)
+    df.iloc[0, 0] = 123  # the decoder's buffer, handed over writable
+    df.loc[1, "f64"] = -1.5
+    df["u8"] += 1
+    assert df.iloc[0, 0] == 123 and df.loc[1, "f64"] == -1.5
+    again = qdf.decode(buf)  # a second decode of the same bytes sees none of it
+    pd.testing.assert_frame_equal(again, t.to_pandas(), check_exact=True)
+    # Equal columns are still two buffers: a write to one leaves the other alone.
+    twins = pa.table({"x": np.arange(1000), "y": np.arange(1000)})
+    df2 = qdf.decode(qdf.encode(twins))
+    df2.loc[0, "x"] = -5
+    assert df2.loc[0, "y"] == 0
+
+
+def test_no_copy_input_is_never_written_through(every_size: None) -> None:
+    t = pa.table({"x": np.arange(5000, dtype=np.int64), "y": np.arange(5000, dtype=np.float64)})
+    raw = bytearray(qdf.encode(t, mode="speed"))
+    before = bytes(raw)
+    df = qdf.decode(raw, no_copy=True)
+    df.loc[0, "x"] = 99
+    df["y"] *= 2
+    assert bytes(raw) == before
+
+
+def test_small_frames_keep_pyarrows_layout() -> None:
+    t = _table(100)
+    df = qdf.decode(qdf.encode(t))
+    assert len(t.to_pandas()._mgr.blocks) == len(df._mgr.blocks)  # below OWNED_MIN_BYTES: pyarrow's conversion
+
+
+def test_a_large_numeric_frame_is_not_copied_into_blocks() -> None:
+    n = (outputs.OWNED_MIN_BYTES // 24) + 1
+    t = pa.table({"a": np.arange(n, dtype=np.int64), "a2": np.arange(n, dtype=np.int64) * 3,
+                  "b": np.arange(n, dtype=np.float64), "s": ["q"] * n})
+    df = qdf.decode(qdf.encode(t))
+    pd.testing.assert_frame_equal(df, t.to_pandas(), check_exact=True)
+    assert len(t.to_pandas()._mgr.blocks) == 3  # pyarrow puts both int64 columns in one block
+    assert len(df._mgr.blocks) == 4  # one per column: nothing copied into a shared block
+    df.loc[0, "a"] = -1
+    df.loc[n - 1, "b"] = 0.25
+    assert df.loc[0, "a"] == -1 and df.loc[n - 1, "b"] == 0.25
