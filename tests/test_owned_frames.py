@@ -96,3 +96,34 @@ def test_a_large_numeric_frame_is_not_copied_into_blocks() -> None:
     df.loc[0, "a"] = -1
     df.loc[n - 1, "b"] = 0.25
     assert df.loc[0, "a"] == -1 and df.loc[n - 1, "b"] == 0.25
+
+
+def _frames() -> list[pd.DataFrame]:
+    rng = np.random.default_rng(4)
+    n = 400
+    base = pd.DataFrame({
+        "i": rng.integers(-50, 50, n), "f": rng.random(n), "u": rng.integers(0, 9, n).astype(np.uint16),
+        "s": rng.choice(["x", "y"], n), "nullable": pd.array(rng.integers(0, 5, n), dtype="Int64"),
+        "cat": pd.Categorical(rng.choice(["lo", "hi"], n)), "when": pd.date_range("2020", periods=n, tz="UTC"),
+    })
+    named = base.set_index("s")
+    multi = base.set_index(["s", "u"])
+    int_labels = pd.DataFrame({0: rng.random(n), 1: rng.integers(0, 3, n), 2: rng.choice(["a", "b"], n)})
+    cols = pd.MultiIndex.from_tuples([("a", "x"), ("a", "y"), ("b", "x")], names=["top", "sub"])
+    multi_cols = pd.DataFrame(np.column_stack([rng.random(n), rng.random(n), rng.random(n)]), columns=cols)
+    offset_index = pd.DataFrame({"v": rng.random(n), "w": rng.integers(0, 9, n)},
+                                index=pd.RangeIndex(10, 10 + 2 * n, 2))
+    return [base, named, multi, int_labels, multi_cols, offset_index, base[["i", "f"]]]
+
+
+@pytest.mark.parametrize("k", range(7))
+def test_dataframes_round_trip_through_an_owned_frame(every_size: None, k: int) -> None:
+    df = _frames()[k]
+    for mode in ("balanced", "speed"):
+        got = qdf.decode(qdf.encode(df, mode=mode))
+        pd.testing.assert_frame_equal(got, df, check_exact=True)
+        got.iloc[0, 0] = got.iloc[1, 0]  # writable, whatever the layout
+    pd.testing.assert_frame_equal(qdf.read_qdf(qdf.write_qdf(df, None)), df, check_exact=True)
+    if not isinstance(df.columns, pd.MultiIndex):  # columns= takes field names
+        first = df.columns[0]
+        pd.testing.assert_frame_equal(qdf.decode(qdf.encode(df), columns=[str(first)]), df[[first]], check_exact=True)

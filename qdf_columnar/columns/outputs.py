@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -25,7 +26,7 @@ def convert_output(table: pa.Table, output: OutputKind, *, owned: bool = False) 
         if b"pandas" not in (table.schema.metadata or {}):
             return to_pandas(table, owned=owned)
         try:
-            return to_pandas(table)
+            return to_pandas(table, owned=owned)
         except (ValueError, TypeError, KeyError, IndexError, pa.ArrowException) as exc:
             # The metadata came from the buffer's schema note: a damaged note is corrupt input.
             raise CorruptDataError(f"the pandas metadata in the schema note does not fit the data: {exc}") from None
@@ -75,9 +76,18 @@ def _base_to_pandas(table: pa.Table, owned: bool = False) -> Any:
     listed = json.loads(meta_all[ARROW_DTYPE_KEY]) if ARROW_DTYPE_KEY in meta_all else []
     arrow_cols = [c for c in listed if c in table.column_names]
     if b"pandas" not in meta_all:
-        if owned:
-            return _owned_frame(table)
-        return _plain_to_pandas(table)
+        return _owned_frame(table, _plain_to_pandas) if owned else _plain_to_pandas(table)
+    if owned:
+        index = pandas_index_columns(meta_all[b"pandas"], table.column_names)
+        return _owned_frame(table, _pandas_meta_to_pandas, index=index, keep=arrow_cols)
+    return _pandas_meta_to_pandas(table)
+
+
+def _pandas_meta_to_pandas(table: pa.Table) -> Any:
+    """pyarrow's conversion of a batch with pandas metadata, ``pd.ArrowDtype`` columns restored."""
+    meta_all = table.schema.metadata or {}
+    listed = json.loads(meta_all[ARROW_DTYPE_KEY]) if ARROW_DTYPE_KEY in meta_all else []
+    arrow_cols = [c for c in listed if c in table.column_names]
     if not arrow_cols:
         return table.to_pandas()
     import pandas as pd
@@ -104,45 +114,56 @@ def _plain_to_pandas(table: pa.Table) -> Any:
 
 
 #: Below this many bytes of columns to hand over, pyarrow's copy costs less than
-#: assembling a frame from separate columns (~1-1.5 ms; measured on real tables: a
-#: gain from ~5 MB up, 2.6 ms on 24 MB, a loss on 2.6 MB or less).
-OWNED_MIN_BYTES = 4 << 20
+#: assembling a frame from separate columns (a zero-row conversion for the labels and
+#: dtypes, then the frame: 1.5-3 ms). Measured on real tables: 3 ms saved on 13 MB
+#: (nafld2), 2.6 ms on 24 MB (flights), a loss on 8 MB with string columns (military).
+OWNED_MIN_BYTES = 8 << 20
 
 
-def _owned_frame(table: pa.Table) -> Any:
-    """:func:`_plain_to_pandas` without copying the non-null integer and float columns.
+def _owned_frame(table: pa.Table, convert: Any, index: Sequence[str] = (), keep: Sequence[str] = ()) -> Any:
+    """``convert(table)`` without copying the non-null integer and float columns.
 
     pyarrow copies every numeric column into one 2-D block per dtype (8.6 ms for seven
     400k-row columns, against 0.4 ms with ``split_blocks``), and its zero-copy arrays
     are read-only, so a frame built from them would refuse ``df.iloc[0, 0] = 1``.
     These buffers were allocated by the decoder and nothing else holds them (the
     caller says so with ``owned``): each becomes a writable numpy view of its own, the
-    other columns go through pyarrow, and the frame is assembled in the batch's column
-    order. Values and dtypes are those of :func:`_plain_to_pandas`; only pandas'
-    internal block layout differs (one block per column, as ``split_blocks=True``).
+    other columns (always the ``index`` fields and the ``keep`` ones) go through
+    ``convert``, which builds the index, and the frame takes the column labels, order
+    and dtypes ``convert`` gives a zero-row slice of the batch; a view whose dtype is
+    not the one pandas metadata asks for (``Int64``, say) is not used. Values, labels
+    and dtypes are those of ``convert(table)``; only pandas' internal block layout
+    differs (one block per handed-over column, as with ``split_blocks=True``).
     """
     import pandas as pd
 
     names = table.column_names
-    if len(set(names)) != len(names):  # a dict of columns cannot hold a repeated name
-        return _plain_to_pandas(table)
+    if len(set(names)) != len(names):  # columns are found by name below
+        return convert(table)
     if sum(len(c) * (c.type.bit_width // 8) for c in table.columns if _numeric_without_nulls(c)) < OWNED_MIN_BYTES:
-        return _plain_to_pandas(table)  # decided before any view is made: small frames pay nothing
+        return convert(table)  # decided before any view is made: small frames pay nothing
+    template = convert(table.slice(0, 0))
+    data = [n for n in names if n not in index]  # the fields that become columns, in order
+    if len(data) != template.shape[1]:
+        return convert(table)
     views: dict[str, np.ndarray] = {}
     seen: set[int] = set()
-    for name, col in zip(names, table.columns):
-        view = _writable_view(col)
-        if view is not None and view.ctypes.data not in seen:  # never one buffer under two columns
-            seen.add(view.ctypes.data)
+    for j, name in enumerate(data):
+        view = _writable_view(table.column(name)) if name not in keep else None
+        if view is not None and view.ctypes.data not in seen and template.dtypes.iloc[j] == view.dtype:
+            seen.add(view.ctypes.data)  # never one buffer under two columns
             views[name] = view
     if sum(v.nbytes for v in views.values()) < OWNED_MIN_BYTES:
-        return _plain_to_pandas(table)
+        return convert(table)
     rest = [n for n in names if n not in views]
-    if not rest:
-        return pd.DataFrame(views, copy=False)
-    others = _plain_to_pandas(table.select(rest))
-    cols = {n: views[n] if n in views else others[n].array for n in names}
-    return pd.DataFrame(cols, copy=False)
+    others = convert(with_metadata(table.select(rest), project_pandas_metadata(table.schema.metadata, rest) or None))
+    if list(others.columns) != [template.columns[j] for j, n in enumerate(data) if n not in views]:
+        return convert(table)  # not the columns expected: never guess
+    at = iter(range(others.shape[1]))
+    arrays = [views[n] if n in views else others.iloc[:, next(at)].array for n in data]
+    df = pd.DataFrame(dict(enumerate(arrays)), index=others.index, copy=False)
+    df.columns = template.columns
+    return df
 
 
 def _numeric_without_nulls(col: pa.ChunkedArray) -> bool:
