@@ -50,7 +50,6 @@ def test_a_second_process_loads_every_kernel_from_the_cache() -> None:
 
 
 READ_FILE = """
-import sys
 import pyarrow as pa, qdf_columnar as qdf
 import qdf_kernels._jit as j
 t = pa.table({"a": list(range(2000)), "s": ["x", "yy"] * 1000})
