@@ -73,21 +73,25 @@ def to_pandas(table: pa.Table, *, owned: bool = False) -> Any:
 
 def _base_to_pandas(table: pa.Table, owned: bool = False) -> Any:
     meta_all = table.schema.metadata or {}
-    listed = json.loads(meta_all[ARROW_DTYPE_KEY]) if ARROW_DTYPE_KEY in meta_all else []
-    arrow_cols = [c for c in listed if c in table.column_names]
     if b"pandas" not in meta_all:
         return _owned_frame(table, _plain_to_pandas) if owned else _plain_to_pandas(table)
     if owned:
         index = pandas_index_columns(meta_all[b"pandas"], table.column_names)
-        return _owned_frame(table, _pandas_meta_to_pandas, index=index, keep=arrow_cols)
+        return _owned_frame(table, _pandas_meta_to_pandas, index=index, keep=_arrow_dtype_columns(table)[1])
     return _pandas_meta_to_pandas(table)
+
+
+def _arrow_dtype_columns(table: pa.Table) -> tuple[list[str], list[str]]:
+    """(the columns the encoder recorded as ``pd.ArrowDtype``, those of them ``table`` has)."""
+    meta_all = table.schema.metadata or {}
+    listed = json.loads(meta_all[ARROW_DTYPE_KEY]) if ARROW_DTYPE_KEY in meta_all else []
+    return listed, [c for c in listed if c in table.column_names]
 
 
 def _pandas_meta_to_pandas(table: pa.Table) -> Any:
     """pyarrow's conversion of a batch with pandas metadata, ``pd.ArrowDtype`` columns restored."""
     meta_all = table.schema.metadata or {}
-    listed = json.loads(meta_all[ARROW_DTYPE_KEY]) if ARROW_DTYPE_KEY in meta_all else []
-    arrow_cols = [c for c in listed if c in table.column_names]
+    listed, arrow_cols = _arrow_dtype_columns(table)
     if not arrow_cols:
         return table.to_pandas()
     import pandas as pd
