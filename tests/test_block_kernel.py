@@ -14,6 +14,7 @@ from qdf_kernels import blocks
 
 from qdf_columnar.codecs import intdec
 from qdf_columnar.codecs.intenc import encode_int_array
+from qdf_columnar.codecs.ints import blocks as block_unit
 from qdf_columnar.codecs.qpack import decode_int_payload
 from qdf_columnar.errors import QdfError
 from qdf_columnar.format.reader import ByteReader
@@ -40,7 +41,7 @@ def _decode(buf: bytes, n: int | None) -> tuple[str, object]:
 def _both(buf: bytes, n: int | None, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
     with_kernel = _decode(buf, n)
     with monkeypatch.context() as m:
-        m.setattr(intdec.blocks, "block_decode", lambda *a: blocks.ERR_UNSUPPORTED)
+        m.setattr(block_unit.kblocks, "block_decode", lambda *a: blocks.ERR_UNSUPPORTED)
         without = _decode(buf, n)
     return with_kernel, without
 
@@ -73,14 +74,14 @@ def test_kernel_matches_the_python_reader(signed: bool, seed: int, monkeypatch: 
     got, ref = _both(buf, len(vals), monkeypatch)
     assert got == ref
     assert got[0] == "ok" and got[1][1] == vals.tolist() and got[1][2] == len(buf)
-    calls = []  # the kernel really ran: one read_int call, none per block
-    orig = intdec.read_int
+    calls = []  # the kernel really ran: one payload read, none per block
+    orig = intdec._ReadEach.read
 
-    def spy(*a, **k):
-        calls.append(a[1])
-        return orig(*a, **k)
+    def spy(self, r, expect, copy, depth):  # noqa: ANN001, ANN202
+        calls.append(expect)
+        return orig(self, r, expect, copy, depth)
 
-    monkeypatch.setattr(intdec, "read_int", spy)
+    monkeypatch.setattr(intdec._ReadEach, "read", spy)
     r = ByteReader(buf, 0)
     intdec.read_int(r, len(vals), True, True)
     assert calls == [len(vals)]

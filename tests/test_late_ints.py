@@ -21,6 +21,7 @@ import qdf_columnar as qdf
 from qdf_columnar import api
 from qdf_columnar.codecs import intdec
 from qdf_columnar.codecs.intenc import encode_int_array
+from qdf_columnar.codecs.ints import frame
 from qdf_columnar.codecs.qpack import decode_int_payload
 from qdf_columnar.errors import InvalidOptionError, QdfError
 from qdf_columnar.format.reader import ByteReader
@@ -199,7 +200,7 @@ def test_a_selective_filter_does_not_unpack_the_other_rows_of_a_for_column(monke
         unpacked.append(len(out))
         return real(src, bits, base, out)
 
-    monkeypatch.setattr(intdec.bitpack, "unpack_for", counting)
+    monkeypatch.setattr(frame.bitpack, "unpack_for", counting)
     got = qdf.decode(buf, filter=[("key", "==", 7)], output="arrow")
     assert got.equals(t.filter(pc.field("key") == 7))
     assert n not in unpacked[1:] and len([u for u in unpacked if u >= 0.8 * n]) <= 1, unpacked  # only the filter column

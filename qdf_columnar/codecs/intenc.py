@@ -1,146 +1,56 @@
-"""Writers of the v1 QPack integer payloads: E4 PackRaw, E5 PackFor, E6 PackDeltaFor,
-EB PackRLE, ED PackDict, EE PackPFor and F0 PackBlock, plus the whole-column driver.
+"""The whole-column driver of the v1 integer payloads (Go writeQPackInt64/Uint64 and
+encodeSliceInt32/Uint32), over the codec units of :mod:`.registry`.
 
-The driver mirrors Go's writeQPackInt64/Uint64 and encodeSliceInt32/Uint32: pick on the
-64-bit widening, fall back to native 4-byte raw for <= 32-bit input when that is not
-larger, emit raw for empty-body codecs above 2**24 rows (the decoder's cap), and for long
-wide 64-bit columns emit-and-measure the per-block form (F0, 256-row blocks).
+Pick on the 64-bit widening, fall back to native 4-byte raw for <= 32-bit input when
+that is not larger, emit raw for empty-body codecs above 2**24 rows (the decoder's
+cap), and for long wide 64-bit columns emit-and-measure the per-block form (F0,
+256-row blocks).
 """
 
 from __future__ import annotations
 
-import struct
-
 import numpy as np
-from qdf_kernels import bitpack, intcodecs
 
 from ..errors import InvalidOptionError, UnsupportedTypeError
-from ..format.tags import ColKind, Kind, QPackTag
-from ..format.varint import write_uvarint, zigzag
+from ..format.tags import QPackTag
 from . import picker
-from .picker import Plan
-from .stats import IntStats, as_signed, bit_len, compute_stats, dict_probe
+from .ints import raw
+from .ints.blocks import BLOCK, BLOCK_LOG
+from .ints.unit import MAX_ROWS, Plan, kind64
+from .registry import INT_BY_NAME
+from .stats import IntStats, bit_len, compute_stats
 
-MAX_ROWS = 1 << 24  # qpackMaxStandaloneCount: cap for payloads whose body does not bound n
-BLOCK_LOG = 8  # blkLogSmall: the encoder always writes 256-row blocks
 BLOCK_MIN_ROWS = 512
 _BLOCK_WIDE_BITS = 12
-_LE = np.dtype("<u8")
-_U32 = struct.Struct("<I")
 
 
-def _kind(signed: bool) -> int:
-    return int(Kind.I64 if signed else Kind.U64)
+class _PickEach:
+    """The child encoder of a container: each inner payload picked on its own values."""
+
+    def encode(self, out: bytearray, u: np.ndarray, signed: bool) -> None:
+        s = compute_stats(u, signed)
+        emit_plan(out, s, picker.pick(s))
 
 
-def _body(size: int) -> np.ndarray:
-    return np.zeros(max(size, 0), dtype=np.uint8)
-
-
-def emit_raw64(out: bytearray, s: IntStats) -> None:
-    out += bytes((QPackTag.RAW, _kind(s.signed)))
-    write_uvarint(out, s.n)
-    out += s.u.astype(_LE, copy=False).tobytes()
-
-
-def emit_native32(out: bytearray, values: np.ndarray, signed: bool) -> None:
-    """E4 with kind 0x06/0x02: the never-larger floor for <= 32-bit input."""
-    out += bytes((QPackTag.RAW, Kind.I32 if signed else Kind.U32))
-    write_uvarint(out, int(values.shape[0]))
-    out += values.astype("<i4" if signed else "<u4").tobytes()
-
-
-def emit_for(out: bytearray, s: IntStats, bits: int) -> None:
-    out += bytes((QPackTag.FOR, _kind(s.signed), bits))
-    write_uvarint(out, s.wire_value(s.mn))
-    write_uvarint(out, s.n)
-    if bits:
-        buf = _body((s.n * bits + 7) // 8)
-        k = bitpack.pack_for(s.u, np.uint64(s.mn), bits, buf)
-        out += buf[:k].tobytes()
-
-
-def emit_delta(out: bytearray, s: IntStats, bits: int) -> None:
-    out += bytes((QPackTag.DELTA_FOR, _kind(s.signed), bits))
-    write_uvarint(out, s.wire_value(int(s.u[0])) if s.n else 0)
-    write_uvarint(out, zigzag(as_signed(s.min_delta)))
-    write_uvarint(out, s.n)
-    if bits and s.n >= 2:
-        buf = _body(((s.n - 1) * bits + 7) // 8)
-        k = bitpack.pack_delta(s.u, np.uint64(s.min_delta), bits, buf)
-        out += buf[:k].tobytes()
-
-
-def emit_rle(out: bytearray, s: IntStats) -> None:
-    out += bytes((QPackTag.RLE, _kind(s.signed)))
-    write_uvarint(out, s.n)
-    buf = _body(s.rle_body_size())
-    k = intcodecs.rle_encode(s.u, s.signed, buf)
-    out += buf[:k].tobytes()
-
-
-def emit_dict(out: bytearray, s: IntStats) -> None:
-    table = np.zeros(64, dtype=np.uint64)
-    idx = np.empty(s.n, dtype=np.uint64)
-    d = dict_probe(s.u, table, idx)
-    if d <= 0:
-        raise InvalidOptionError("dict codec needs 1..64 distinct values")
-    out += bytes((QPackTag.DICT, _kind(s.signed)))
-    write_uvarint(out, d)
-    for v in table[:d]:
-        write_uvarint(out, s.wire_value(int(v)))
-    write_uvarint(out, s.n)
-    bits = picker.dict_bits(d)
-    if bits:
-        buf = _body((s.n * bits + 7) // 8)
-        k = bitpack.pack_for(idx, np.uint64(0), bits, buf)
-        out += buf[:k].tobytes()
-
-
-def emit_pfor(out: bytearray, s: IntStats, b: int) -> None:
-    out += bytes((QPackTag.PFOR, _kind(s.signed)))
-    write_uvarint(out, s.n)
-    out.append(b)
-    write_uvarint(out, s.wire_value(s.mn))
-    base = np.uint64(s.mn)
-    if b:
-        buf = _body((s.n * b + 7) // 8)
-        k = bitpack.pack_for(s.u, base, b, buf)
-        out += buf[:k].tobytes()
-    exc_n = int(s.bitlen_hist()[b + 1 :].sum())  # deltas wider than b (b == 0: every nonzero)
-    write_uvarint(out, exc_n)
-    if exc_n:
-        buf = _body(20 * exc_n)
-        k = intcodecs.pfor_write_exceptions(s.u, base, b, buf)
-        out += buf[:k].tobytes()
+_CHILD = _PickEach()
 
 
 def emit_plan(out: bytearray, s: IntStats, plan: Plan) -> None:
-    c = plan.codec
-    if c == "for":
-        emit_for(out, s, plan.bits)
-    elif c == "delta":
-        emit_delta(out, s, plan.bits)
-    elif c == "rle":
-        emit_rle(out, s)
-    elif c == "dict":
-        emit_dict(out, s)
-    elif c == "pfor":
-        emit_pfor(out, s, plan.bits)
-    else:
-        emit_raw64(out, s)
+    """Append the payload of ``plan`` (a plan the picker gave for ``s``)."""
+    INT_BY_NAME[plan.codec].encode(out, s, plan, _CHILD)
 
 
 def over_cap(s: IntStats, plan: Plan) -> bool:
     """Go qpackConstantOverCap: an empty-body codec above MAX_ROWS would be rejected on decode."""
-    if s.n <= MAX_ROWS:
-        return False
-    if plan.codec in ("for", "delta", "pfor"):
-        return plan.bits == 0
-    return plan.codec in ("rle", "dict")
+    return s.n > MAX_ROWS and INT_BY_NAME[plan.codec].capped(plan)
 
 
-# ------------------------------------------------------------------- F0 PackBlock
+def emit_block(out: bytearray, s: IntStats) -> None:
+    """F0 PackBlock of the column of ``s``: 256-row blocks, each picked on its own."""
+    BLOCK.encode(out, s, Plan(BLOCK.name, 0), _CHILD)
+
+
+# ------------------------------------------- when the per-block form (F0) is tried
 def _sampled_windows(v: np.ndarray) -> list[np.ndarray]:
     """The first 64 rows of about 8 evenly spaced 256-row blocks (Go's block-regime sample)."""
     n = int(v.shape[0])
@@ -173,27 +83,10 @@ def _local_deltas_likely(u: np.ndarray, whole_delta_bits: int) -> bool:
     return widest + 4 <= whole_delta_bits
 
 
-def emit_block(out: bytearray, u: np.ndarray, signed: bool) -> None:
-    """F0: kind (ColKind INT/UINT, the block container's int/uint byte), blkLog, n, u32 offsets, blocks."""
-    n = int(u.shape[0])
-    blk = 1 << BLOCK_LOG
-    nblocks = (n + blk - 1) // blk
-    out += bytes((QPackTag.BLOCK, ColKind.INT if signed else ColKind.UINT, BLOCK_LOG))
-    write_uvarint(out, n)
-    table_at = len(out)
-    out += bytes(4 * nblocks)
-    body_start = len(out)
-    for b in range(nblocks):
-        _U32.pack_into(out, table_at + 4 * b, len(out) - body_start)
-        sub = u[b * blk : (b + 1) * blk]
-        s = compute_stats(sub, signed)
-        emit_plan(out, s, picker.pick(s))
-
-
 def _emit_whole(out: bytearray, s: IntStats, plan: Plan) -> None:
     """Go emitQPack*: the picked codec, or raw when its empty body would exceed the decode cap."""
     if over_cap(s, plan):
-        emit_raw64(out, s)
+        raw.RAW.encode(out, s, Plan(raw.RAW.name, raw.cost(s.n)), _CHILD)
     else:
         emit_plan(out, s, plan)
 
@@ -211,7 +104,7 @@ def _encode64(out: bytearray, s: IntStats, plan: Plan, block: bool = True, local
         whole = bytearray()
         _emit_whole(whole, s, plan)
         per_block = bytearray()
-        emit_block(per_block, s.u, s.signed)
+        emit_block(per_block, s)
         out += per_block if len(per_block) < len(whole) else whole
         return
     _emit_whole(out, s, plan)
@@ -264,21 +157,21 @@ def encode_int_array(out: bytearray, values: np.ndarray, *, force: str | None = 
         # Go emits E4 07/03 00 for every empty int slice (pick returns raw before costing).
         if force not in (None, "raw"):
             raise InvalidOptionError(f"codec {force!r} is not applicable to an empty column")
-        out += bytes((QPackTag.RAW, _kind(signed), 0))
+        out += bytes((QPackTag.RAW, kind64(signed), 0))
         return
     s = compute_stats(u, signed)
     if force == "block":
         if n < BLOCK_MIN_ROWS:
             raise InvalidOptionError(f"block codec needs at least {BLOCK_MIN_ROWS} rows")
-        emit_block(out, u, signed)
+        emit_block(out, s)
         return
     if force is not None:
         emit_plan(out, s, picker.forced(s, force))
         return
     plan = picker.pick(s)
     if narrow:
-        if plan.cost >= picker.raw_cost(n, 4) or over_cap(s, plan):
-            emit_native32(out, arr, signed)
+        if plan.cost >= raw.cost(n, 4) or over_cap(s, plan):
+            raw.emit_native32(out, arr, signed)
         else:
             emit_plan(out, s, plan)
         return

@@ -3,7 +3,8 @@ booleans (E3 PackBool) and floats (E4 with kind 0x0B / 0x0A; E7 Gorilla/Chimp128
 F4 ALP / ALP-RD of the compression tier).
 
 The columnar container and dumps/loads call only these functions. Integer payloads
-are chosen by the v1 picker (picker.py) and written by intenc.py; intdec.py reads them.
+are the codec units of registry.py, picked by picker.py, written by the intenc.py
+driver and read by intdec.py.
 Compressed float payloads are written and read by floats.py (the §3.2 picker).
 """
 
@@ -16,7 +17,7 @@ from ..format.reader import ByteReader
 from ..format.tags import Kind, QPackTag
 from ..format.varint import write_uvarint
 from . import floats
-from .intdec import read_int
+from .intdec import read_int, skip_int
 from .intenc import MAX_ROWS, encode_int_array
 
 __all__ = [
@@ -206,4 +207,4 @@ def skip_payload(r: ByteReader) -> None:
     elif tag == QPackTag.ZONE:
         raise UnknownCodecError(f"skipping tag 0x{tag:02x} ({payload_name(tag)}) is not supported yet", offset=at)
     else:
-        read_int(r, None, False, False)
+        skip_int(r)
