@@ -4,7 +4,7 @@ A PackBlock payload holds 256- or 1024-row blocks, each its own QPack integer pa
 (raw, FOR, Delta+FOR, RLE, dictionary or PFOR). Decoding them one Python call per
 block costs tens of microseconds a block, far from memory speed, so this kernel walks
 the blocks itself with the single-payload kernels of :mod:`.bitpack` and
-:mod:`.intdecode`. It accepts only what the Python reader (``codecs/intdec.py``)
+:mod:`.intdecode`. It accepts only what the Python reader (``codecs/ints/``)
 accepts; on anything else (a nested block payload, a malformed block) it returns a
 negative status and the caller re-reads the payload in Python, which either decodes
 it (nested blocks) or raises the precise error.

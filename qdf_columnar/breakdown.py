@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .codecs.qpack import payload_name
+from .codecs.registry import reference_name
 from .format.header import open_body
 from .format.reader import ByteReader
 from .format.tags import HEADER_SIZE, ColKind, ContainerTag, StrColTag
@@ -30,21 +30,13 @@ _STR_NAMES = {
     StrColTag.ALPHA: "ColStrAlpha",
     StrColTag.DICT_Q: "ColStrDictQ",
 }
-_QPACK_NAMES = {
-    "raw": "PackRaw", "for": "PackFor", "delta_for": "PackDeltaFor", "rle": "PackRLE", "dict": "PackDict",
-    "pfor": "PackPFor", "bool": "PackBool", "block": "PackBlock", "gorilla": "PackGorilla", "alp": "PackALP",
-    "zone": "ZoneChunk",
-}
-
-
 def _codec(buf: Any, at: int, kind: int) -> str:
     if at >= len(buf):
         return "(empty)"
     tag = buf[at]
     if kind == ColKind.STRING:
         return _STR_NAMES.get(tag, "per-value strings (Dense)")
-    name = payload_name(tag)
-    return _QPACK_NAMES.get(name, name)
+    return reference_name(tag)
 
 
 def explain(buf: bytes | bytearray | memoryview) -> Any:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import qdf_columnar as qdf
-from qdf_columnar.codecs import floats
+from qdf_columnar.codecs.floats import alprd
 from qdf_columnar.codecs.qpack import decode_float_payload, encode_float_array, skip_payload
 from qdf_columnar.errors import CorruptDataError
 from qdf_columnar.format.reader import ByteReader
@@ -187,11 +187,11 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> None:
 def test_planner_matches_go_port(shape: str, n: int) -> None:
     a = make(shape, n, n)
     want = go_plan(a)
-    got = floats._alprd_search(a.view(np.uint64))
+    got = alprd.search(a.view(np.uint64))
     assert want is not None and got is not None
     assert (got.left_bw, list(got.dictionary), got.exc) == tuple(want[:3])
-    assert floats._alprd_size(n, got) == want[3]
-    plan, est = floats.alprd_plan(a)
+    assert alprd.size(n, got) == want[3]
+    plan, est = alprd.alprd_plan(a)
     raw = 2 + uvarint_len(n) + 8 * n
     assert (plan is not None) == (want[3] < raw)
     if plan is not None:
@@ -249,7 +249,7 @@ def test_picker_takes_alprd_only_when_strictly_smaller(n: int, shape: str, seed:
     a = make(shape, n, seed)
     with_rd = enc(a)
     with monkeypatch_module.context() as mp:
-        mp.setattr(floats, "alprd_plan", lambda _a: (None, 0))
+        mp.setattr(alprd.AlpRd, "estimate", lambda _self, _a, _f: None)
         without = enc(a)
     if with_rd != without:
         assert with_rd[:2] == b"\xf4\x0f"

@@ -5,7 +5,8 @@ F4 ALP / ALP-RD of the compression tier).
 The columnar container and dumps/loads call only these functions. Integer payloads
 are the codec units of registry.py, picked by picker.py, written by the intenc.py
 driver and read by intdec.py.
-Compressed float payloads are written and read by floats.py (the §3.2 picker).
+Float payloads are the units of floats/, picked and written by floatenc.py and read
+by floatdec.py.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ import numpy as np
 from ..errors import TruncatedError, UnknownCodecError, UnsupportedTypeError
 from ..format.reader import ByteReader
 from ..format.tags import Kind, QPackTag
-from ..format.varint import write_uvarint
-from . import floats
+from .bools import BOOL, PackBool
+from .floatdec import read_float, skip_float
+from .floatenc import encode_floats
 from .intdec import read_int, skip_int
 from .intenc import MAX_ROWS, encode_int_array
+from .registry import BOOL_BY_TAG, payload_name
 
 __all__ = [
     "MAX_ROWS",
@@ -33,30 +36,8 @@ __all__ = [
     "payload_name",
 ]
 
-_NAMES = {
-    QPackTag.BOOL: "bool",
-    QPackTag.RAW: "raw",
-    QPackTag.FOR: "for",
-    QPackTag.DELTA_FOR: "delta_for",
-    QPackTag.GORILLA: "gorilla",
-    QPackTag.RLE: "rle",
-    QPackTag.DICT: "dict",
-    QPackTag.PFOR: "pfor",
-    QPackTag.BLOCK: "block",
-    QPackTag.ZONE: "zone",
-    QPackTag.ALP: "alp",
-}
-_FLOAT_DTYPES = {int(Kind.F64): np.dtype("<f8"), int(Kind.F32): np.dtype("<f4")}
 # Kinds a raw E4 payload may carry, with their element width (plane16 keeps width bits 2).
 _RAW_WIDTHS = {k: 1 << (k & 3) for k in (*range(Kind.I64 + 1), Kind.F32, Kind.F64, Kind.PLANE16)}
-
-
-def payload_name(tag: int) -> str:
-    """Short codec name of a QPack tag ("for", "delta_for", ...); "unknown_0xNN" otherwise."""
-    try:
-        return _NAMES[QPackTag(tag)]
-    except ValueError:
-        return f"unknown_0x{tag:02x}"
 
 
 # ------------------------------------------------------------------------ integers
@@ -95,30 +76,21 @@ def encode_bool_array(out: bytearray, values: np.ndarray) -> None:
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise UnsupportedTypeError(f"expected a 1-D bool array, got {arr.ndim} dims")
-    out.append(QPackTag.BOOL)
-    write_uvarint(out, int(arr.shape[0]))
-    out += np.packbits(arr.astype(bool, copy=False), bitorder="little").tobytes()
+    BOOL.encode(out, arr)
 
 
-def _bool_header(r: ByteReader, n: int | None) -> int:
+def _bool_unit(r: ByteReader) -> PackBool:
     at = r.pos
     tag = r.u8("a QPack tag")
-    if tag != QPackTag.BOOL:
+    unit = BOOL_BY_TAG.get(tag)
+    if unit is None:
         raise UnknownCodecError(f"tag 0x{tag:02x} is not a bool payload (expected 0xe3)", column=r.column, offset=at)
-    start = r.pos
-    c = r.uvarint("bool element count")
-    if n is not None and c != n:
-        raise r.corrupt(f"bool element count is {c} but the column has {n} rows", start)
-    if (c + 7) // 8 > r.remaining:
-        raise TruncatedError(f"bool payload declares {c} values in {r.remaining} bytes", column=r.column, offset=start)
-    return c
+    return unit
 
 
 def decode_bool_payload(r: ByteReader, *, n: int | None = None) -> np.ndarray:
     """Read an E3 payload at ``r.pos`` into a bool array (padding bits are ignored)."""
-    c = _bool_header(r, n)
-    data = r.take_array((c + 7) // 8, "bool payload")
-    return np.unpackbits(data, count=c, bitorder="little").view(np.bool_)
+    return _bool_unit(r).read(r, n)
 
 
 # ------------------------------------------------------------------------ floats
@@ -127,10 +99,7 @@ def encode_float_raw(out: bytearray, values: np.ndarray) -> None:
     arr = np.asarray(values)
     if arr.ndim != 1 or arr.dtype not in (np.float64, np.float32):
         raise UnsupportedTypeError(f"expected a 1-D float32/float64 array, got {arr.dtype}")
-    kind = Kind.F64 if arr.dtype == np.float64 else Kind.F32
-    out += bytes((QPackTag.RAW, kind))
-    write_uvarint(out, int(arr.shape[0]))
-    out += arr.astype(_FLOAT_DTYPES[kind], copy=False).tobytes()
+    encode_floats(out, arr, compress=False)
 
 
 def encode_float_array(out: bytearray, values: np.ndarray, *, compress: bool, force: str | None = None,
@@ -139,9 +108,9 @@ def encode_float_array(out: bytearray, values: np.ndarray, *, compress: bool, fo
     (E7 Gorilla / Chimp128, F4 ALP or raw, never larger than raw; with ``light`` only
     the memory-speed ALP / ALP-RD).
 
-    ``force`` in {None, "raw", "gorilla", "chimp", "alp"} bypasses the picker (tests).
+    ``force`` in {None, "raw", "gorilla", "chimp", "alp", "alprd"} bypasses the picker (tests).
     """
-    floats.encode_floats(out, values, compress=compress, force=force, light=light)
+    encode_floats(out, values, compress=compress, force=force, light=light)
 
 
 def decode_float_payload(r: ByteReader, *, n: int | None = None, copy: bool = True) -> np.ndarray:
@@ -151,32 +120,7 @@ def decode_float_payload(r: ByteReader, *, n: int | None = None, copy: bool = Tr
     (0F), F4 ALP (0B/0A) / ALP-RD f64 (0F); compressed payloads always decode into a new
     array. Other tags raise UnknownCodecError naming the tag.
     """
-    at = r.pos
-    tag = r.peek("a QPack tag")
-    if tag in (QPackTag.GORILLA, QPackTag.ALP):
-        return floats.decode_compressed(r, n=n)
-    r.pos += 1
-    if tag != QPackTag.RAW:
-        raise UnknownCodecError(
-            f"float payload tag 0x{tag:02x} ({payload_name(tag)}) is not supported", column=r.column, offset=at
-        )
-    kat = r.pos
-    kind = r.u8("a kind byte")
-    dt = _FLOAT_DTYPES.get(kind)
-    if dt is None:
-        raise r.corrupt(f"kind 0x{kind:02x} is not a float kind", kat)
-    start = r.pos
-    c = r.uvarint("float element count")
-    if n is not None and c != n:
-        raise r.corrupt(f"float element count is {c} but the column has {n} rows", start)
-    if c * dt.itemsize > r.remaining:
-        raise TruncatedError(f"float payload declares {c} values in {r.remaining} bytes", column=r.column, offset=start)
-    arr = r.take_array(c * dt.itemsize, "float payload").view(dt)
-    if copy:
-        return arr.astype(dt.newbyteorder("="))
-    view = arr.view()
-    view.flags.writeable = False
-    return view
+    return read_float(r, n, copy)
 
 
 # ------------------------------------------------------------------------ skipping
@@ -189,8 +133,7 @@ def skip_payload(r: ByteReader) -> None:
     at = r.pos
     tag = r.peek("a QPack tag")
     if tag == QPackTag.BOOL:
-        c = _bool_header(r, None)
-        r.skip((c + 7) // 8, "bool payload")
+        _bool_unit(r).skip(r, None)
     elif tag == QPackTag.RAW:
         r.pos += 1
         kat = r.pos
@@ -203,7 +146,7 @@ def skip_payload(r: ByteReader) -> None:
             raise TruncatedError(f"raw payload declares {c} values", column=r.column, offset=start)
         r.pos += c * width
     elif tag in (QPackTag.GORILLA, QPackTag.ALP):
-        floats.skip_compressed(r)
+        skip_float(r)
     elif tag == QPackTag.ZONE:
         raise UnknownCodecError(f"skipping tag 0x{tag:02x} ({payload_name(tag)}) is not supported yet", offset=at)
     else:

@@ -1,4 +1,4 @@
-"""Every integer codec, registered in one place.
+"""Every integer, float and bool codec, registered in one place.
 
 The picker tries :data:`INT_CANDIDATES` in this order and a candidate replaces the
 running best only when *strictly* smaller, so ties keep the earlier codec and the
@@ -7,12 +7,19 @@ Dict < PFOR). :data:`INT_CODECS` adds the containers the driver writes by measur
 (F0 PackBlock). Readers dispatch on the tag through :data:`INT_BY_TAG`; ``force=``
 names and explain's reference names come from the units.
 
-Adding an integer codec: one module under ``ints/`` following ``ints/unit.py``'s
-contract, its kernel, its tests, and one line here.
+Adding a codec: one module under ``ints/`` or ``floats/`` following that folder's
+``unit.py`` contract, its kernel, its tests, and one line here.
 """
 
 from __future__ import annotations
 
+from ..format.tags import QPackTag
+from .bools import BOOL, PackBool
+from .floats.alp import ALP
+from .floats.alprd import ALPRD
+from .floats.raw import RAW as RAW_FLOAT
+from .floats.unit import FloatCodec
+from .floats.xor import CHIMP, GORILLA
 from .ints.blocks import BLOCK
 from .ints.delta import DELTA
 from .ints.dictionary import DICT
@@ -28,3 +35,49 @@ INT_CANDIDATES: tuple[IntCodec, ...] = (RAW, FOR, DELTA, RLE, DICT, PFOR)
 INT_CODECS: tuple[IntCodec, ...] = (*INT_CANDIDATES, BLOCK)
 INT_BY_TAG: dict[int, IntCodec] = {c.tag: c for c in INT_CODECS}
 INT_BY_NAME: dict[str, IntCodec] = {c.name: c for c in INT_CODECS}
+
+
+#: The float candidates, in the picker's order (Go's: raw, ALP, Gorilla, Chimp128, then
+#: ALP-RD); :func:`.floats.unit.replaces` says when a later one displaces the best so far.
+FLOAT_CANDIDATES: tuple[FloatCodec, ...] = (RAW_FLOAT, ALP, GORILLA, CHIMP, ALPRD)
+FLOAT_BY_NAME: dict[str, FloatCodec] = {c.name: c for c in FLOAT_CANDIDATES}
+#: Readers by (tag, kind byte).
+FLOAT_BY_WIRE: dict[tuple[int, int], FloatCodec] = {w: c for c in FLOAT_CANDIDATES for w in c.wire}
+#: The bool codecs (one on the v1 wire).
+BOOL_CODECS: tuple[PackBool, ...] = (BOOL,)
+BOOL_BY_TAG: dict[int, PackBool] = {c.tag: c for c in BOOL_CODECS}
+
+_TAG_NAMES = {
+    QPackTag.BOOL: "bool",
+    QPackTag.RAW: "raw",
+    QPackTag.FOR: "for",
+    QPackTag.DELTA_FOR: "delta_for",
+    QPackTag.GORILLA: "gorilla",
+    QPackTag.RLE: "rle",
+    QPackTag.DICT: "dict",
+    QPackTag.PFOR: "pfor",
+    QPackTag.BLOCK: "block",
+    QPackTag.ZONE: "zone",
+    QPackTag.ALP: "alp",
+}
+#: What ``qdf.explain`` prints for a payload tag: the units' reference names, and the
+#: zone-chunk container, which is not a codec unit.
+_REFERENCE_NAMES: dict[int, str] = {
+    **{c.tag: c.reference for c in INT_CODECS},
+    **{tag: c.reference for c in FLOAT_CANDIDATES for tag, _ in c.wire if tag != QPackTag.RAW},
+    **{c.tag: c.reference for c in BOOL_CODECS},
+    QPackTag.ZONE: "ZoneChunk",
+}
+
+
+def payload_name(tag: int) -> str:
+    """Short codec name of a QPack tag ("for", "delta_for", ...); "unknown_0xNN" otherwise."""
+    try:
+        return _TAG_NAMES[QPackTag(tag)]
+    except ValueError:
+        return f"unknown_0x{tag:02x}"
+
+
+def reference_name(tag: int) -> str:
+    """The reference name of a QPack tag ("PackDeltaFor", ...); :func:`payload_name` for unknown tags."""
+    return _REFERENCE_NAMES.get(tag) or payload_name(tag)

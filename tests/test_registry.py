@@ -1,0 +1,144 @@
+"""The codec registry: every codec is one unit with the same contract, registered once,
+and the pickers and readers go through the registry (docs/CODECS.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from qdf_columnar.codecs import floatenc, intdec, intenc, picker, registry
+from qdf_columnar.codecs.floats.unit import F64, FloatPlan, replaces
+from qdf_columnar.codecs.ints.unit import Plan
+from qdf_columnar.codecs.qpack import decode_float_payload, decode_int_payload, skip_payload
+from qdf_columnar.codecs.stats import compute_stats
+from qdf_columnar.errors import InvalidOptionError
+from qdf_columnar.format.reader import ByteReader
+from qdf_columnar.format.tags import QPackTag
+
+INT_FORCE = [c.name for c in registry.INT_CANDIDATES] + ["block"]
+
+
+def _int_values(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Runs, a few distinct values and outliers, so every codec's gate can pass."""
+    base = np.repeat(rng.choice([3, 9, 12, 40], max(n // 8, 1)), 8)[:n]
+    base[rng.random(n) < 0.02] = 1 << 20
+    return base.astype(np.int64)
+
+
+def test_names_tags_and_references_are_unique_and_complete() -> None:
+    units = [*registry.INT_CODECS, *registry.FLOAT_CANDIDATES, *registry.BOOL_CODECS]
+    for u in units:
+        assert u.name and u.reference.startswith(("Pack", "Zone"))
+    assert len({c.tag for c in registry.INT_CODECS}) == len(registry.INT_CODECS)
+    assert len(registry.FLOAT_BY_WIRE) == sum(len(c.wire) for c in registry.FLOAT_CANDIDATES)
+    assert [c.name for c in registry.INT_CANDIDATES] == ["raw", "for", "delta", "rle", "dict", "pfor"]
+    for tag in QPackTag:
+        assert not registry.reference_name(tag).startswith("unknown")
+    assert registry.reference_name(0x42) == "unknown_0x42"
+
+
+@pytest.mark.parametrize("codec", INT_FORCE)
+@pytest.mark.parametrize("signed", [True, False])
+def test_every_int_unit_reads_what_it_writes_and_skips_to_the_same_place(codec: str, signed: bool) -> None:
+    rng = np.random.default_rng(3)
+    vals = _int_values(rng, 2000)
+    vals = vals if signed else vals.astype(np.uint64)
+    buf = bytearray()
+    intenc.encode_int_array(buf, vals, force=codec)
+    assert buf[0] == registry.INT_BY_NAME[codec].tag
+    buf += b"\x99"  # a following byte the readers must stop before
+    r = ByteReader(bytes(buf), 0)
+    payload = intdec.scan_int(r, len(vals))
+    end = r.pos
+    assert end == len(buf) - 1
+    assert payload.values().tolist() == vals.tolist()
+    rows = np.sort(rng.choice(len(vals), 100, replace=False)).astype(np.int64)
+    fresh = intdec.scan_int(ByteReader(bytes(buf), 0), len(vals))
+    assert fresh.take(rows).tolist() == vals[rows].tolist()
+    r = ByteReader(bytes(buf), 0)
+    skip_payload(r)
+    assert r.pos == end
+
+
+@pytest.mark.parametrize("codec", [c.name for c in registry.FLOAT_CANDIDATES])
+def test_every_float_unit_reads_what_it_writes_and_skips_to_the_same_place(codec: str) -> None:
+    rng = np.random.default_rng(4)
+    vals = np.round(20 + np.cumsum(rng.standard_normal(3000)) * 0.1, 2)
+    buf = bytearray()
+    floatenc.encode_floats(buf, vals, compress=True, force=codec)
+    assert (buf[0], buf[1]) in registry.FLOAT_BY_NAME[codec].wire
+    buf += b"\x99"
+    r = ByteReader(bytes(buf), 0)
+    got = decode_float_payload(r, n=len(vals))
+    assert r.pos == len(buf) - 1 and got.view(np.uint64).tolist() == vals.view(np.uint64).tolist()
+    r = ByteReader(bytes(buf), 0)
+    skip_payload(r)
+    assert r.pos == len(buf) - 1
+
+
+class _Cheapest:
+    """A fake integer codec that claims one byte and writes the values as raw."""
+
+    name = "cheapest"
+    reference = "PackCheapest"
+    tag = registry.INT_BY_NAME["raw"].tag
+
+    def estimate(self, s, to_beat):  # noqa: ANN001, ANN201
+        return Plan(self.name, 1)
+
+    def encode(self, out, s, plan, child):  # noqa: ANN001, ANN201
+        registry.INT_BY_NAME["raw"].encode(out, s, Plan("raw", 0), child)
+
+    def capped(self, plan):  # noqa: ANN001, ANN201
+        return False
+
+
+def test_the_picker_iterates_over_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    vals = np.arange(1000, dtype=np.int64)  # Delta+FOR, normally
+    assert picker.pick(compute_stats(vals.view(np.uint64), True)).codec == "delta"
+    fake = _Cheapest()
+    monkeypatch.setattr(picker, "INT_CANDIDATES", (*registry.INT_CANDIDATES, fake))
+    monkeypatch.setitem(registry.INT_BY_NAME, fake.name, fake)
+    assert picker.pick(compute_stats(vals.view(np.uint64), True)).codec == "cheapest"
+    buf = bytearray()
+    intenc.encode_int_array(buf, vals)
+    assert decode_int_payload(ByteReader(bytes(buf), 0), n=1000).tolist() == vals.tolist()
+
+
+def test_forcing_an_unknown_or_gated_codec_says_which() -> None:
+    s = compute_stats(np.arange(3, dtype=np.uint64), False)
+    with pytest.raises(InvalidOptionError, match="unknown integer codec"):
+        picker.forced(s, "zstd")
+    with pytest.raises(InvalidOptionError, match="not applicable"):
+        picker.forced(s, "rle")  # fewer than 8 rows
+
+
+def _plan(cost: int, exact: bool, size: int | None = None) -> FloatPlan:
+    return FloatPlan("x", cost, exact, payload=None if size is None else bytes(size))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(a=st.integers(0, 50), b=st.integers(0, 50), ea=st.booleans(), eb=st.booleans(),
+       ra=st.integers(0, 50), rb=st.integers(0, 50))
+def test_the_float_replacement_rule(a: int, b: int, ea: bool, eb: bool, ra: int, rb: int) -> None:
+    """Smaller wins; an exact cost wins a tie with a bound; two bounds are measured."""
+    new, best = _plan(a, ea), _plan(b, eb)
+    sizes = {id(new): _plan(a, ea, ra), id(best): _plan(b, eb, rb)}
+    got = replaces(new, best, lambda p: sizes[id(p)])
+    if a < b and not ea and not eb:
+        assert got is (sizes[id(new)] if ra < rb else sizes[id(best)])
+    elif a < b or (a == b and ea and not eb):
+        assert got is new
+    else:
+        assert got is None
+
+
+def test_the_float_picker_honours_light_mode() -> None:
+    rng = np.random.default_rng(5)
+    smooth = 20 + np.sin(np.arange(4000) / 50) + rng.standard_normal(4000) * 1e-9  # Gorilla/Chimp territory
+    full = floatenc.pick(np.ascontiguousarray(smooth), F64)
+    light = floatenc.pick(np.ascontiguousarray(smooth), F64, light=True)
+    assert registry.FLOAT_BY_NAME[light.codec].memory_speed
+    assert full.cost <= light.cost
