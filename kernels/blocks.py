@@ -136,7 +136,7 @@ def _one(src, pos, end, rows, signed, out, errpos, scratch):
         pos = _count(src, pos, end, rows)
         if pos < 0:
             return pos
-        return rle_decode(src, pos, end, rows, signed, out, errpos)
+        return rle_decode(src, pos, end, rows, signed, out, errpos, -1)
     if tag == _DICT:
         d, pos = _get_uvarint(src, pos, end)
         if pos < 0:

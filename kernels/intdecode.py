@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import kernel
-from ._status import ERR_CORRUPT, ERR_TRUNCATED, OK
+from ._status import ERR_CORRUPT, ERR_LIMIT, ERR_TRUNCATED, OK
 
 _U0 = np.uint64(0)
 _U1 = np.uint64(1)
@@ -89,11 +89,13 @@ def uvarints_into(src, pos, end, out):
 
 
 @kernel
-def rle_decode(src, pos, end, n, signed, out, errpos):
+def rle_decode(src, pos, end, n, signed, out, errpos, max_runs):
     """Parse EB runs from src[pos:end] until ``n`` rows; expand into ``out`` if len(out) == n.
 
     Returns the position after the last run, or ERR_TRUNCATED / ERR_CORRUPT (zero run,
-    runs overflowing n, over-long varint) with the failing byte position in errpos[0].
+    runs overflowing n, over-long varint) with the failing byte position in errpos[0],
+    or ERR_LIMIT as soon as more than ``max_runs`` runs were read (``max_runs < 0``: no
+    limit), so a caller can ask "few long runs?" for the price of a few runs.
     """
     # The two uvarints of a run are read by one loop body written out here (the loop of
     # uvarints_into), not by a call per run: Numba does not inline a call to another
@@ -101,6 +103,7 @@ def rle_decode(src, pos, end, n, signed, out, errpos):
     # 3.4x slower and calling uvarints_into with a 2-slot buffer 1.5-2x slower.
     write = out.shape[0] == n
     idx = 0
+    runs = 0
     p = np.int64(pos)
     value = _U0
     while idx < n:
@@ -136,6 +139,9 @@ def rle_decode(src, pos, end, n, signed, out, errpos):
             errpos[0] = start
             return np.int64(ERR_CORRUPT)
         run = np.int64(x)
+        runs += 1
+        if max_runs >= 0 and runs > max_runs:
+            return np.int64(ERR_LIMIT)
         if write:
             v = (value >> _U1) ^ (_U0 - (value & _U1)) if signed else value
             for i in range(idx, idx + run):
@@ -183,7 +189,7 @@ def _warmup() -> None:
     out = np.empty(5, dtype=np.uint64)
     errpos = np.zeros(1, dtype=np.int64)
     for cast in (lambda a: a, lambda a: np.frombuffer(a.tobytes(), dtype=np.uint8)):
-        rle_decode(cast(rle), 0, 4, 5, True, out, errpos)
-        rle_decode(cast(rle), 0, 4, 5, True, out[:0], errpos)
+        rle_decode(cast(rle), 0, 4, 5, True, out, errpos, -1)
+        rle_decode(cast(rle), 0, 4, 5, True, out[:0], errpos, 1)
         pfor_patch(cast(exc), 0, 4, 2, 5, np.uint64(1), out, errpos)
         pfor_patch(cast(exc), 0, 4, 2, 5, np.uint64(1), out[:0], errpos)

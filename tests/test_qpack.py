@@ -410,7 +410,7 @@ def test_rle_kernel_matches_a_reference_on_valid_and_damaged_runs(runs: list[tup
     for write in (False, True):
         out = np.zeros(n_asked if write else 0, dtype=np.uint64)
         errpos = np.full(1, -1, dtype=np.int64)
-        end = intdecode.rle_decode(src_arr, 0, len(src_arr), n_asked, False, out, errpos)
+        end = intdecode.rle_decode(src_arr, 0, len(src_arr), n_asked, False, out, errpos, -1)
         assert end == want_end
         if want_end < 0:
             assert errpos[0] == want_pos

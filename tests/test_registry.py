@@ -13,9 +13,10 @@ from qdf_columnar.codecs.floats.unit import F64, FloatPlan, replaces
 from qdf_columnar.codecs.ints.unit import Plan
 from qdf_columnar.codecs.qpack import decode_float_payload, decode_int_payload, skip_payload
 from qdf_columnar.codecs.stats import compute_stats
-from qdf_columnar.errors import InvalidOptionError
+from qdf_columnar.errors import InvalidOptionError, QdfError
 from qdf_columnar.format.reader import ByteReader
 from qdf_columnar.format.tags import QPackTag
+from qdf_columnar.format.varint import uvarint_len
 
 INT_FORCE = [c.name for c in registry.INT_CANDIDATES] + ["block"]
 
@@ -142,3 +143,32 @@ def test_the_float_picker_honours_light_mode() -> None:
     light = floatenc.pick(np.ascontiguousarray(smooth), F64, light=True)
     assert registry.FLOAT_BY_NAME[light.codec].memory_speed
     assert full.cost <= light.cost
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), signed=st.booleans())
+def test_long_runs_stay_unexpanded_and_answer_like_the_expansion(data: st.DataObject, signed: bool) -> None:
+    lo, hi = (-(2**63), 2**63 - 1) if signed else (0, 2**64 - 1)
+    runs = data.draw(st.lists(st.tuples(st.integers(lo, hi), st.integers(16, 300)), min_size=1, max_size=12))
+    vals = np.concatenate([np.full(k, v, dtype=np.int64 if signed else np.uint64) for v, k in runs])
+    buf = bytearray()
+    intenc.encode_int_array(buf, vals, force="rle")
+    rows = np.array(sorted(data.draw(st.sets(st.integers(0, len(vals) - 1), max_size=50))), dtype=np.int64)
+    lazy = intdec.scan_int(ByteReader(bytes(buf), 0), len(vals))
+    assert not lazy.decoded  # kept as runs
+    assert lazy.take(rows).tolist() == vals[rows].tolist()
+    assert lazy.values().tolist() == vals.tolist()
+    # Damage is found at scan time, where the reader without a row count finds it.
+    at = data.draw(st.integers(2 + uvarint_len(len(vals)), len(buf) - 1))  # in the runs
+    bad = bytearray(buf)
+    bad[at] ^= data.draw(st.integers(1, 255))
+    bad = bytes(bad[: data.draw(st.integers(at, len(bad)))])
+    try:
+        ref = ("ok", intdec.read_int(ByteReader(bad, 0), None, True, True).tolist())
+    except QdfError as exc:
+        ref = (type(exc).__name__, exc.offset)
+    try:
+        got = ("ok", intdec.scan_int(ByteReader(bad, 0), len(vals)).values().tolist())
+    except QdfError as exc:
+        got = (type(exc).__name__, exc.offset)
+    assert got == ref

@@ -17,6 +17,7 @@ from qdf_kernels import dense_strings as dsk
 from qdf_kernels import strings as sk
 from qdf_kernels._status import ERR_OVERFLOW, ERR_TRUNCATED
 
+from ..codecs.intdec import IntPayload, scan_int
 from ..columns import alloc
 from ..errors import CorruptDataError
 from ..format.reader import ByteReader
@@ -51,7 +52,7 @@ class StringSlices:
     """
 
     __slots__ = ("src", "starts", "lens", "_codes", "table_starts", "table_lens", "offsets", "ascii",
-                 "packed", "n", "alpha")
+                 "packed", "n", "alpha", "payload")
 
     def __init__(self, src, starts, lens, codes=None, table_starts=None, table_lens=None, offsets=None) -> None:
         self.src = src
@@ -65,6 +66,8 @@ class StringSlices:
         self.packed: tuple[np.ndarray, int] | None = None  # (body, bits) of still-packed codes
         self.n = len(codes) if codes is not None else (len(starts) if starts is not None else 0)
         self.alpha: tuple[np.ndarray, np.ndarray, int, int] | None = None  # body, alphabet, a, cbits
+        #: (QPack integer payload of the codes, its offset) while they are not decoded
+        self.payload: tuple[IntPayload, int] | None = None
 
     def __len__(self) -> int:
         return self.n
@@ -76,13 +79,20 @@ class StringSlices:
     @property
     def codes(self) -> np.ndarray:
         if self._codes is None:
-            body, bits = self.packed
-            self._codes = unpack_bits(body, self.n, bits)
-            self._check_codes(self._codes)
+            if self.payload is not None:
+                payload, at = self.payload
+                self._codes = self._checked(payload.values(), at)
+            else:
+                body, bits = self.packed
+                self._codes = unpack_bits(body, self.n, bits)
+                self._check_codes(self._codes)
         return self._codes
 
     def codes_at(self, rows: np.ndarray) -> np.ndarray:
-        """Codes of the selected rows only (unpacked straight from the bits when possible)."""
+        """Codes of the selected rows only (unpacked straight from the bits or runs when possible)."""
+        if self._codes is None and self.payload is not None:
+            payload, at = self.payload
+            return self._checked(payload.take(rows), at)
         if self._codes is not None or self.packed is None:
             return self.codes[rows]
         body, bits = self.packed
@@ -90,6 +100,13 @@ class StringSlices:
         sk.unpack_codes_at(body, np.int64(bits), np.ascontiguousarray(rows, dtype=np.int64), out)
         self._check_codes(out)
         return out
+
+    def _checked(self, codes: np.ndarray, at: int) -> np.ndarray:
+        """QPack-coded codes as uint64, each checked to be a dictionary entry."""
+        d = len(self.table_lens)
+        if len(codes) and ((codes.dtype == np.int64 and int(codes.min()) < 0) or int(codes.max()) >= d):
+            raise CorruptDataError(f"dictionary index out of range for {d} entries", offset=at)
+        return codes.astype(np.uint64, copy=False)
 
     def _check_codes(self, codes: np.ndarray) -> None:
         d = len(self.table_lens)
@@ -163,17 +180,22 @@ def scan_string_column(r: ByteReader, n: int, dense, *, skip: bool = False) -> S
             if tag == StrColTag.DICT:
                 packed = _read_codes(r, n, d)
             else:
-                from ..codecs.qpack import decode_int_payload
-
-                codes = decode_int_payload(r, n=n)
-                if n and (int(codes.min()) < 0 or int(codes.max()) >= d):
-                    raise r.corrupt(f"dictionary index out of range for {d} entries")
-                codes = codes.astype(np.uint64, copy=False)
+                # Codes that stay packed (FOR) or in runs (long RLE runs) are checked when
+                # decoded; the others are decoded and checked now, as before.
+                at = r.pos
+                payload = scan_int(r, n)
+        sl = StringSlices(src, None, None, table_starts=ts, table_lens=tl)
+        sl.n = n
         if packed is not None:
-            sl = StringSlices(src, None, None, table_starts=ts, table_lens=tl)
-            sl.packed, sl.n = packed, n
-            return sl
-        return StringSlices(src, None, None, codes=codes, table_starts=ts, table_lens=tl)
+            sl.packed = packed
+        elif payload.decoded:
+            codes = payload.values()
+            if n and ((codes.dtype == np.int64 and int(codes.min()) < 0) or int(codes.max()) >= d):
+                raise r.corrupt(f"dictionary index out of range for {d} entries")
+            sl._codes = codes.astype(np.uint64, copy=False)
+        else:
+            sl.payload = (payload, at)
+        return sl
     if tag == StrColTag.RAW:
         r.pos += 1
         start = r.pos

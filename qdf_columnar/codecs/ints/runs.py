@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from qdf_kernels import intcodecs, intdecode
+from qdf_kernels._status import ERR_LIMIT
 
 from ...format.reader import ByteReader
 from ...format.tags import QPackTag
@@ -31,6 +32,33 @@ from .unit import (
     zero_body,
 )
 
+#: From this many rows per run on average, runs stay unexpanded until asked for.
+LONG_RUNS = 16
+
+
+class _Runs:
+    """Checked runs of one payload, expanded (``values``) or looked up (``take``) on demand."""
+
+    def __init__(self, src: np.ndarray, pos: int, end: int, n: int, signed: bool) -> None:
+        self.src, self.pos, self.end, self.n, self.signed = src, pos, end, n, signed
+
+    def values(self) -> np.ndarray:
+        arr, u = output(self.n, self.signed)
+        intdecode.rle_decode(self.src, self.pos, self.end, self.n, self.signed, u, np.zeros(1, np.int64), -1)
+        return arr
+
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        body = self.src[self.pos : self.end]
+        # Checked input: every uvarint ends in the one byte of it below 0x80.
+        pairs = np.empty(int(np.count_nonzero(body < 0x80)), dtype=np.uint64)
+        intdecode.uvarints_into(self.src, self.pos, self.end, pairs)
+        values, lengths = pairs[0::2], pairs[1::2]
+        if self.signed:
+            values = (values >> np.uint64(1)) ^ (np.uint64(0) - (values & np.uint64(1)))
+        ends = np.cumsum(lengths.astype(np.int64))
+        out = values[np.searchsorted(ends, rows, side="right")]
+        return out.view(np.int64) if self.signed else out
+
 
 class RunLength:
     name = "rle"
@@ -49,32 +77,44 @@ class RunLength:
         k = intcodecs.rle_encode(s.u, s.signed, buf)
         out += buf[:k].tobytes()
 
-    def _runs(self, r: ByteReader, expect: int | None, decode: bool) -> np.ndarray | None:
+    def _runs(self, r: ByteReader, expect: int | None, decode: bool) -> IntPayload | None:
         signed = read_kind64(r, self.tag)
         c, start = count(r, "RLE element count", expect)
         cap(r, c, expect, "RLE element count", start)
         buf = r.array()
         errpos = np.zeros(1, dtype=np.int64)
         if decode and expect is not None:
-            # The caller knows the rows (and has budgeted them): validate and expand in one pass.
+            # Few long runs (a sorted or low-cardinality column): check them all now, for
+            # the price of a few runs, and keep them unexpanded, so a selective filter
+            # takes its rows from the runs. Many short runs: stop at the limit, then
+            # check and expand in one pass.
+            end = intdecode.rle_decode(buf, r.pos, r.end, c, signed, EMPTY_U64, errpos, c // LONG_RUNS)
+            if end != ERR_LIMIT:
+                status(r, end, "RLE runs", int(errpos[0]))
+                runs = _Runs(buf, r.pos, int(end), c, signed)
+                r.pos = int(end)
+                return IntPayload(runs.values, runs.take)
             arr, u = output(c, signed)
-            end = intdecode.rle_decode(buf, r.pos, r.end, c, signed, u, errpos)
+            end = intdecode.rle_decode(buf, r.pos, r.end, c, signed, u, errpos, -1)
             status(r, end, "RLE runs", int(errpos[0]))
             r.pos = int(end)
-            return arr
+            return IntPayload(values=arr)
         # Validate the runs before allocating: a 5-byte payload may declare 2**24 rows.
-        end = intdecode.rle_decode(buf, r.pos, r.end, c, signed, EMPTY_U64, errpos)
+        end = intdecode.rle_decode(buf, r.pos, r.end, c, signed, EMPTY_U64, errpos, -1)
         status(r, end, "RLE runs", int(errpos[0]))
-        arr = None
+        payload = None
         if decode:
             arr, u = output(c, signed)
             if c:
-                intdecode.rle_decode(buf, r.pos, r.end, c, signed, u, errpos)
+                intdecode.rle_decode(buf, r.pos, r.end, c, signed, u, errpos, -1)
+            payload = IntPayload(values=arr)
         r.pos = int(end)
-        return arr
+        return payload
 
     def read(self, r: ByteReader, expect: int | None, copy: bool, depth: int, child: ChildReader) -> IntPayload:
-        return IntPayload(values=self._runs(r, expect, True))
+        payload = self._runs(r, expect, True)
+        assert payload is not None
+        return payload
 
     def skip(self, r: ByteReader, expect: int | None, depth: int, child: ChildReader) -> None:
         self._runs(r, expect, False)

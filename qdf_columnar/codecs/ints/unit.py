@@ -70,6 +70,11 @@ class IntPayload:
         self._take = take
         self._values = values
 
+    @property
+    def decoded(self) -> bool:
+        """Whether the values are already decoded (the codec decodes while it checks)."""
+        return self._values is not None
+
     def values(self) -> np.ndarray:
         if self._values is None:
             assert self._decode is not None
