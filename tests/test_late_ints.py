@@ -1,5 +1,6 @@
 """Integer columns decode late: checked at scan time, unpacked when materialised, and
-PackFor / PackRaw bodies answer a row selection without unpacking the other rows.
+PackFor / PackRaw / PackPFor bodies and long PackRLE runs answer a row selection
+without unpacking the other rows.
 
 The selective path (``IntPayload.take``, the ``take_for`` and ``rank_present`` kernels)
 must give exactly what full decoding then indexing gives, for every width, signedness,

@@ -55,7 +55,8 @@ def test_every_int_unit_reads_what_it_writes_and_skips_to_the_same_place(codec: 
     end = r.pos
     assert end == len(buf) - 1
     assert payload.values().tolist() == vals.tolist()
-    rows = np.sort(rng.choice(len(vals), 100, replace=False)).astype(np.int64)
+    outliers = np.flatnonzero(vals == (1 << 20))[:20]  # PFOR exceptions among the rows taken
+    rows = np.union1d(rng.choice(len(vals), 100, replace=False), outliers).astype(np.int64)
     fresh = intdec.scan_int(ByteReader(bytes(buf), 0), len(vals))
     assert fresh.take(rows).tolist() == vals[rows].tolist()
     r = ByteReader(bytes(buf), 0)
@@ -149,7 +150,7 @@ def test_the_float_picker_honours_light_mode() -> None:
 @given(data=st.data(), signed=st.booleans())
 def test_long_runs_stay_unexpanded_and_answer_like_the_expansion(data: st.DataObject, signed: bool) -> None:
     lo, hi = (-(2**63), 2**63 - 1) if signed else (0, 2**64 - 1)
-    runs = data.draw(st.lists(st.tuples(st.integers(lo, hi), st.integers(16, 300)), min_size=1, max_size=12))
+    runs = data.draw(st.lists(st.tuples(st.integers(lo, hi), st.integers(32, 600)), min_size=1, max_size=12))
     vals = np.concatenate([np.full(k, v, dtype=np.int64 if signed else np.uint64) for v, k in runs])
     buf = bytearray()
     intenc.encode_int_array(buf, vals, force="rle")

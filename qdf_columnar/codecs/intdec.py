@@ -59,7 +59,8 @@ def scan_int(r: ByteReader, expect: int | None, copy: bool = True) -> IntPayload
     """Locate one integer payload at ``r.pos`` and leave ``r`` after it.
 
     The structure is checked here exactly as :func:`read_int` checks it, so a damaged
-    payload raises now, with its offset; codecs that can (PackFor, PackRaw) decode only
-    when ``values()`` or ``take()`` asks (a bounded, infallible unpack), the others here.
+    payload raises now, with its offset; codecs that can (PackFor, PackRaw, PackPFor,
+    PackRLE with long runs) decode only when ``values()`` or ``take()`` asks (a bounded,
+    infallible unpack), the others here.
     """
     return _unit(r).read(r, expect, copy, 0, _CHILD)

@@ -90,7 +90,7 @@ class PatchedFor:
             k = intcodecs.pfor_write_exceptions(s.u, base, b, buf)
             out += buf[:k].tobytes()
 
-    def _read(self, r: ByteReader, expect: int | None, decode: bool) -> np.ndarray | None:
+    def _read(self, r: ByteReader, expect: int | None, decode: bool) -> IntPayload | None:
         signed = read_kind64(r, self.tag)
         c, start = count(r, "PFOR element count", expect)
         b = read_bits(r)
@@ -104,17 +104,41 @@ class PatchedFor:
             raise r.corrupt(f"PFOR exception count {exc_n} exceeds the {c} rows", at)
         if 2 * exc_n > r.remaining:
             raise TruncatedError("input ends inside the PFOR exception list", column=r.column, offset=at)
-        arr, u = output(c, signed) if decode else (None, EMPTY_U64)
-        if decode:
-            status(r, bitpack.unpack_for(src, b, base, u), "PFOR body", start)
+        buf, exc_at = r.array(), r.pos
         errpos = np.zeros(1, dtype=np.int64)
-        end = intdecode.pfor_patch(r.array(), r.pos, r.end, exc_n, c, base, u, errpos)
+        end = intdecode.pfor_patch(buf, exc_at, r.end, exc_n, c, base, EMPTY_U64, errpos)  # check only
         status(r, end, "PFOR exception list", int(errpos[0]))
         r.pos = int(end)
-        return arr
+        if not decode:
+            return None
+        dtype = np.int64 if signed else np.uint64
+
+        def values() -> np.ndarray:
+            arr, u = output(c, signed)
+            # Body length and width were checked above, the exceptions by the check pass.
+            bitpack.unpack_for(src, b, base, u)
+            intdecode.pfor_patch(buf, exc_at, end, exc_n, c, base, u, errpos)
+            return arr
+
+        def take(rows: np.ndarray) -> np.ndarray:
+            out = np.empty(len(rows), dtype=dtype)
+            u = out.view(np.uint64)
+            bitpack.take_for(src, b, base, np.ascontiguousarray(rows, dtype=np.int64), u)
+            if exc_n:
+                pairs = np.empty(2 * exc_n, dtype=np.uint64)
+                intdecode.uvarints_into(buf, exc_at, end, pairs)
+                where = np.cumsum(pairs[0::2].astype(np.int64))  # (gap, value - min) pairs
+                k = np.minimum(np.searchsorted(where, rows), exc_n - 1)
+                hit = where[k] == rows
+                u[hit] = base + pairs[1::2][k[hit]]
+            return out
+
+        return IntPayload(values, take)
 
     def read(self, r: ByteReader, expect: int | None, copy: bool, depth: int, child: ChildReader) -> IntPayload:
-        return IntPayload(values=self._read(r, expect, True))
+        payload = self._read(r, expect, True)
+        assert payload is not None
+        return payload
 
     def skip(self, r: ByteReader, expect: int | None, depth: int, child: ChildReader) -> None:
         self._read(r, expect, False)
