@@ -1,4 +1,5 @@
-"""Column assembly kernels: nullable scatter, present-value ranks and timestamp recombination.
+"""Column assembly kernels: nullable scatter, present-value ranks, timestamp recombination,
+and the per-row masks of a predicate evaluated on a dictionary's values.
 
 Nullable v1 columns carry a presence bitmap (LSB-first, 1 = present: the same
 layout as an Arrow validity buffer) and only the present values; time columns carry
@@ -102,11 +103,44 @@ def rank_present(mask, rows, out):
     return np.int64(m)
 
 
+@kernel
+def dictionary_masks_into(codes, bitmap, offset, true_of, false_of, null_true, null_false, t, f):
+    """The TRUE / FALSE masks of a predicate on a dictionary-coded column, in one pass.
+
+    ``true_of`` / ``false_of`` (bool, one per dictionary entry) are the predicate's
+    result per distinct value; row i gets those of entry ``codes[i]``, or
+    (``null_true``, ``null_false``) when bit ``offset + i`` of the Arrow validity
+    ``bitmap`` is clear (an empty bitmap: every row valid). Returns len(t), or
+    ERR_CORRUPT (a valid row's code outside the dictionary).
+    """
+    n = t.shape[0]
+    d = true_of.shape[0]
+    check_valid = bitmap.shape[0] > 0
+    for i in range(n):
+        if check_valid:
+            j = offset + i
+            if not (bitmap[j >> 3] >> (j & 7)) & 1:
+                t[i] = null_true
+                f[i] = null_false
+                continue
+        c = codes[i]
+        if c < 0 or c >= d:
+            return np.int64(ERR_CORRUPT)
+        t[i] = true_of[c]
+        f[i] = false_of[c]
+    return np.int64(n)
+
+
 def _warmup() -> None:
     mask = np.array([5], dtype=np.uint8)
     for dt in (np.int64, np.uint64, np.float64, np.float32, np.uint32):
         scatter_present_into(np.ones(2, dtype=dt), mask, np.empty(3, dtype=dt))
     rank_present(mask, np.array([0, 2], dtype=np.int64), np.empty(2, np.int64))
+    tf = np.array([True, False])
+    codes = np.frombuffer(np.array([0, 1], np.int32).tobytes(), dtype=np.int32)  # Arrow buffers: read-only
+    for bitmap in (np.frombuffer(mask.tobytes(), dtype=np.uint8), np.empty(0, np.uint8)):
+        dictionary_masks_into(codes, bitmap, np.int64(0), tf, tf, False, False, np.empty(2, np.bool_),
+                              np.empty(2, np.bool_))
     combine_time_into(
         np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.uint64), np.int64(1000), np.int64(1000), np.empty(2, np.int64)
     )

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from qdf_kernels import columns as ck
 
 from qdf_columnar.columns.decimals import scaled_int64, scaled_literal
 from qdf_columnar.errors import QueryError, UnsupportedTypeError
@@ -291,30 +292,38 @@ def _leaf(node: Cmp | IsIn | IsNull, arr: pa.Array | pa.ChunkedArray, kind: str)
             return t, None
         return t, np.concatenate([false_of(p) for p in parts])
     if isinstance(arr, pa.DictionaryArray):
-        # Evaluate once per distinct value, then gather: O(dictionary) kernel work + one take.
-        idx = arr.indices
-        idx_valid = _valid(idx)
-        if len(arr.dictionary) == 0:
-            nt, nf = _null_row(node)
-            return np.full(len(arr), nt, dtype=bool), np.full(len(arr), nf, dtype=bool)
-        dt, df = _plain_leaf(node, arr.dictionary, kind)
-        pos = (idx if idx_valid is None else idx.fill_null(0)).to_numpy(zero_copy_only=False)
-        if idx_valid is None and df is None:
-            # No NULL anywhere: FALSE is the complement of TRUE. An equality usually
-            # matches one entry, and comparing the codes with it beats a gather.
-            hits = np.flatnonzero(dt)
-            if len(hits) == 0:
-                return np.zeros(len(pos), dtype=bool), None
-            if len(hits) == 1:
-                return pos == hits[0], None
-            return dt[pos], None
-        df = false_of((dt, df))
-        t, f = dt[pos], df[pos]
-        if idx_valid is not None:
-            nt, nf = _null_row(node)
-            t[~idx_valid], f[~idx_valid] = nt, nf
-        return t, f
+        return _dictionary_leaf(node, arr, kind)
     return _plain_leaf(node, arr, kind)
+
+
+def _dictionary_leaf(node: Cmp | IsIn | IsNull, arr: pa.DictionaryArray, kind: str) -> Masks:
+    """A leaf on dictionary-coded rows: the predicate once per distinct value (O(dictionary)
+    kernel work), then one kernel pass gives every row's TRUE and FALSE (null rows: the
+    value of IS [NOT] NULL, UNKNOWN for comparisons)."""
+    n = len(arr)
+    if len(arr.dictionary) == 0:
+        nt, nf = _null_row(node)
+        return np.full(n, nt, dtype=bool), np.full(n, nf, dtype=bool)
+    dt, df = _plain_leaf(node, arr.dictionary, kind)
+    if arr.null_count == 0 and df is None:
+        hits = np.flatnonzero(dt)
+        if len(hits) == 0:
+            return np.zeros(n, dtype=bool), None
+        if len(hits) == 1:  # an equality usually matches one entry: compare the codes
+            return arr.indices.to_numpy(zero_copy_only=False) == hits[0], None
+    idx = arr.indices if pa.types.is_int32(arr.indices.type) else arr.indices.cast(pa.int32())
+    validity, data = idx.buffers()[:2]
+    codes = np.frombuffer(data, dtype=np.int32, count=idx.offset + n)[idx.offset:]
+    bitmap = np.frombuffer(validity, dtype=np.uint8) if validity is not None and idx.null_count else _NO_BITMAP
+    nt, nf = _null_row(node)
+    t, f = np.empty(n, dtype=bool), np.empty(n, dtype=bool)
+    if ck.dictionary_masks_into(codes, bitmap, np.int64(idx.offset), np.ascontiguousarray(dt),
+                                np.ascontiguousarray(false_of((dt, df))), nt, nf, t, f) < 0:
+        raise QueryError("a dictionary code is outside its dictionary")
+    return (t, None) if df is None and arr.null_count == 0 else (t, f)
+
+
+_NO_BITMAP = np.empty(0, dtype=np.uint8)
 
 
 # ----------------------------------------------------------------------------- evaluate
