@@ -22,7 +22,8 @@ from ...errors import TruncatedError
 from ...format.reader import ByteReader
 from ...format.tags import Kind, QPackTag
 from ...format.varint import MASK64, uvarint_len, write_uvarint, zigzag
-from .unit import FOR_MAX_BITS, MAX_ROWS, FloatPlan, Fmt, check, count, exception_count, fmt_of, header
+from . import unit
+from .unit import FloatPlan, Fmt
 
 ALP_EXACT = 0x80
 ALP_MAX_EXP = 18  # the decoder accepts 0..18, the encoder searches 0..15
@@ -67,11 +68,11 @@ def _score(a: np.ndarray, f: Fmt, d: int) -> tuple[int, int, int, bool]:
 
 def alp_plan(a: np.ndarray) -> tuple[AlpPlan | None, int]:
     """Go alpPlanFloat64/32: (plan, conservative size estimate), plan None when ALP cannot apply."""
-    f = fmt_of(a)
+    f = unit.fmt_of(a)
     n = int(a.shape[0])
     if n == 0:
         return AlpPlan(0, 0, 0, 0, False), 3
-    if n > MAX_ROWS:
+    if n > unit.MAX_ROWS:
         return None, 0
     sample = a[:: n // 32] if n > 32 else a
     sample = np.ascontiguousarray(sample)
@@ -83,7 +84,7 @@ def alp_plan(a: np.ndarray) -> tuple[AlpPlan | None, int]:
         if best_cost is None or cost < best_cost:
             best_d, best_cost = d, cost
     for_min, width, exc, exact = _score(a, f, best_d)
-    if width > FOR_MAX_BITS or exc >= n:
+    if width > unit.FOR_MAX_BITS or exc >= n:
         return None, 0
     est = (2 + uvarint_len(n) + 1 + uvarint_len(zigzag(for_min)) + 1 + (width * n + 7) // 8
            + uvarint_len(exc) + exc * (5 + f.width))
@@ -114,7 +115,7 @@ class Alp:
         # all_exc: every value an exception (forced ALP on data ALP cannot represent: a
         # NaN scale never round-trips, and the wire needs no scale then).
         n = int(a.shape[0])
-        header(out, QPackTag.ALP, f.kind, n)
+        unit.header(out, QPackTag.ALP, f.kind, n)
         if n == 0:
             return
         out.append(p.d | (ALP_EXACT if p.exact else 0))
@@ -136,11 +137,11 @@ class Alp:
 
     def _header(self, r: ByteReader, f: Fmt, expect: int | None) -> tuple[int, int, bool, int, int, int]:
         """(n, d, exact, forMin, width, body start); raises before anything is allocated."""
-        c, start = count(r, expect, "ALP element count")
+        c, start = unit.count(r, expect, "ALP element count")
         if c == 0:
             return 0, 0, False, 0, 0, start
-        if c > MAX_ROWS:
-            raise r.corrupt(f"ALP element count {c} exceeds the limit {MAX_ROWS}", start)
+        if c > unit.MAX_ROWS:
+            raise r.corrupt(f"ALP element count {c} exceeds the limit {unit.MAX_ROWS}", start)
         at = r.pos
         e = r.u8("the ALP exponent byte")
         d = e & ~ALP_EXACT
@@ -149,8 +150,8 @@ class Alp:
         for_min = r.zigzag("ALP frame of reference")
         at = r.pos
         width = r.u8("the ALP bit width")
-        if width > FOR_MAX_BITS:
-            raise r.corrupt(f"ALP bit width {width} exceeds {FOR_MAX_BITS}", at)
+        if width > unit.FOR_MAX_BITS:
+            raise r.corrupt(f"ALP bit width {width} exceeds {unit.FOR_MAX_BITS}", at)
         if (c * width + 7) // 8 > r.remaining:
             raise TruncatedError(f"ALP body of {c} x {width} bits exceeds the input", column=r.column, offset=at)
         return c, d, bool(e & ALP_EXACT), for_min, width, r.pos
@@ -162,13 +163,13 @@ class Alp:
             return out
         body = r.take_array((c * width + 7) // 8, "ALP body")
         rc = kalp.alp_decode(body, width, np.int64(for_min), _POW10[d], _INV10[d], exact, out)
-        check(r, int(rc), "ALP body", start)
-        k = exception_count(r, c, 1 + f.width)
+        unit.check(r, int(rc), "ALP body", start)
+        k = unit.exception_count(r, c, 1 + f.width)
         if k:
             at = r.pos
             tail = r.array()[r.pos : r.end]
             end = int(kalp.alp_patch(tail, 0, k, f.width, out.view(f.udt)))
-            check(r, end, "ALP exception list", at)
+            unit.check(r, end, "ALP exception list", at)
             r.pos += end
         return out
 
@@ -176,7 +177,7 @@ class Alp:
         c, _, _, _, width, _ = self._header(r, f, None)
         if c:
             r.skip((c * width + 7) // 8, "ALP body")
-            for _ in range(exception_count(r, c, 1 + f.width)):
+            for _ in range(unit.exception_count(r, c, 1 + f.width)):
                 r.uvarint("ALP exception index")
                 r.skip(f.width, "ALP exception value")
 

@@ -23,7 +23,8 @@ from ...errors import TruncatedError
 from ...format.reader import ByteReader
 from ...format.tags import QPackTag
 from ...format.varint import uvarint_len
-from .unit import KIND_0F, MAX_ROWS, FloatPlan, Fmt, check, count, exception_count, header, raw_size
+from . import unit
+from .unit import FloatPlan, Fmt
 
 MIN_ROWS = 16  # Go: "header + dictionary dominate tiny slices"
 
@@ -63,19 +64,19 @@ def alprd_plan(a: np.ndarray) -> tuple[AlpRdPlan | None, int]:
     """Go alprdPlanFloat64: (plan, size upper bound); plan None for float32, n < 16, above
     the row cap, or when the estimate is not below raw."""
     n = int(a.shape[0])
-    if a.dtype.itemsize != 8 or n < MIN_ROWS or n > MAX_ROWS:
+    if a.dtype.itemsize != 8 or n < MIN_ROWS or n > unit.MAX_ROWS:
         return None, 0
     plan = search(np.ascontiguousarray(a).view(np.uint64))
     if plan is None:
         return None, 0
     est = size(n, plan)
-    if est >= raw_size(n, 8):
+    if est >= unit.raw_size(n, 8):
         return None, 0
     return plan, est
 
 
 def _header(r: ByteReader, expect: int | None) -> tuple[int, int, np.ndarray]:
-    c, start = count(r, expect, "ALP-RD element count")
+    c, start = unit.count(r, expect, "ALP-RD element count")
     if c > r.remaining // 6 + 1:  # every value carries >= 48 right bits
         raise TruncatedError(f"ALP-RD payload declares {c} values", column=r.column, offset=start)
     if c == 0:
@@ -92,7 +93,7 @@ def _header(r: ByteReader, expect: int | None) -> tuple[int, int, np.ndarray]:
 class AlpRd:
     name = "alprd"
     reference = "PackALP"
-    wire = ((int(QPackTag.ALP), KIND_0F),)
+    wire = ((int(QPackTag.ALP), unit.KIND_0F),)
     memory_speed = True
 
     def estimate(self, a: np.ndarray, f: Fmt) -> FloatPlan | None:
@@ -108,7 +109,7 @@ class AlpRd:
             out += plan.payload
             return
         n = int(a.shape[0])
-        header(out, QPackTag.ALP, KIND_0F, n)
+        unit.header(out, QPackTag.ALP, unit.KIND_0F, n)
         if n == 0:
             return
         p: AlpRdPlan = plan.detail
@@ -140,13 +141,13 @@ class AlpRd:
         rc = int(kalp.alprd_decode(codes, cbits, rights, rbw, table, out))
         if rc == ERR_CORRUPT:
             raise r.corrupt("ALP-RD dictionary code out of range", at)
-        check(r, rc, "ALP-RD bodies", at)
-        k = exception_count(r, c, 3)
+        unit.check(r, rc, "ALP-RD bodies", at)
+        k = unit.exception_count(r, c, 3)
         if k:
             at = r.pos
             tail = r.array()[r.pos : r.end]
             end = int(kalp.alprd_patch(tail, 0, k, rbw, out))
-            check(r, end, "ALP-RD exception list", at)
+            unit.check(r, end, "ALP-RD exception list", at)
             r.pos += end
         return out.view(np.float64)
 
@@ -155,7 +156,7 @@ class AlpRd:
         if c:
             cb = (table.shape[0] - 1).bit_length()
             r.skip((c * cb + 7) // 8 + (c * (64 - left_bw) + 7) // 8, "ALP-RD bodies")
-            for _ in range(exception_count(r, c, 3)):
+            for _ in range(unit.exception_count(r, c, 3)):
                 r.uvarint("ALP-RD exception position")
                 r.skip(2, "ALP-RD exception left bits")
 

@@ -20,7 +20,8 @@ from ...format.reader import ByteReader
 from ...format.tags import ColKind, QPackTag
 from ...format.varint import write_uvarint
 from ..stats import IntStats
-from .unit import ChildEncoder, ChildReader, IntPayload, Plan, count, output
+from . import unit
+from .unit import ChildEncoder, ChildReader, IntPayload, Plan
 
 #: The block size the encoder writes (blkLogSmall).
 BLOCK_LOG = 8
@@ -65,7 +66,7 @@ class PerBlock:
         blk = _BLOCK_SIZES.get(r.u8("the block size log"))
         if blk is None:
             raise r.corrupt("block size log must be 8 or 10", at)
-        c, start = count(r, "block element count", expect)
+        c, start = unit.count(r, "block element count", expect)
         if c == 0:
             raise r.corrupt("a block payload must hold at least one row", start)
         nblocks = (c + blk - 1) // blk
@@ -80,7 +81,7 @@ class PerBlock:
             raise TruncatedError("a block offset points past the end of the input", column=r.column, offset=table_at)
         arr = None
         if decode:
-            arr, u = output(c, signed)
+            arr, u = unit.output(c, signed)
             # Every block in one kernel call; a nested block payload, or any damage, is
             # re-read below in Python, which decodes the former and names the latter.
             end = kblocks.block_decode(r.array(), r.end, body, offs, blk, signed, u, np.zeros(1, dtype=np.int64))

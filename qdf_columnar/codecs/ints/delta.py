@@ -14,23 +14,8 @@ from ...format.reader import ByteReader
 from ...format.tags import QPackTag
 from ...format.varint import uvarint_len, write_uvarint, zigzag
 from ..stats import IntStats, as_signed
-from .unit import (
-    FOR_MAX_BITS,
-    ChildEncoder,
-    ChildReader,
-    IntPayload,
-    Plan,
-    body,
-    cap,
-    count,
-    kind64,
-    output,
-    read_bits,
-    read_kind64,
-    status,
-    wire_value,
-    zero_body,
-)
+from . import unit
+from .unit import ChildEncoder, ChildReader, IntPayload, Plan
 
 
 class DeltaFor:
@@ -40,7 +25,7 @@ class DeltaFor:
 
     def estimate(self, s: IntStats, to_beat: int | None) -> Plan | None:
         db = s.delta_bits
-        if s.n < 4 or db > FOR_MAX_BITS:
+        if s.n < 4 or db > unit.FOR_MAX_BITS:
             return None
         first = s.wire_value(int(s.u[0]))
         hdr = 3 + uvarint_len(first) + uvarint_len(zigzag(as_signed(s.min_delta))) + uvarint_len(s.n)
@@ -48,31 +33,31 @@ class DeltaFor:
 
     def encode(self, out: bytearray, s: IntStats, plan: Plan, child: ChildEncoder) -> None:
         bits = plan.bits
-        out += bytes((self.tag, kind64(s.signed), bits))
+        out += bytes((self.tag, unit.kind64(s.signed), bits))
         write_uvarint(out, s.wire_value(int(s.u[0])) if s.n else 0)
         write_uvarint(out, zigzag(as_signed(s.min_delta)))
         write_uvarint(out, s.n)
         if bits and s.n >= 2:
-            buf = zero_body(((s.n - 1) * bits + 7) // 8)
+            buf = unit.zero_body(((s.n - 1) * bits + 7) // 8)
             k = bitpack.pack_delta(s.u, np.uint64(s.min_delta), bits, buf)
             out += buf[:k].tobytes()
 
     def _header(self, r: ByteReader,
                 expect: int | None) -> tuple[bool, int, np.uint64, np.uint64, int, int, np.ndarray]:
-        signed = read_kind64(r, self.tag)
-        bits = read_bits(r)
-        first = wire_value(r.uvarint("the first value"), signed)
-        min_delta = wire_value(r.uvarint("the minimum delta"), True)
-        c, start = count(r, "Delta+FOR element count", expect)
+        signed = unit.read_kind64(r, self.tag)
+        bits = unit.read_bits(r)
+        first = unit.wire_value(r.uvarint("the first value"), signed)
+        min_delta = unit.wire_value(r.uvarint("the minimum delta"), True)
+        c, start = unit.count(r, "Delta+FOR element count", expect)
         if bits == 0:
-            cap(r, c, expect, "Delta+FOR element count", start)
-        src = body(r, (max(c - 1, 0) * bits + 7) // 8, "Delta+FOR body", start)
+            unit.cap(r, c, expect, "Delta+FOR element count", start)
+        src = unit.body(r, (max(c - 1, 0) * bits + 7) // 8, "Delta+FOR body", start)
         return signed, bits, first, min_delta, c, start, src
 
     def read(self, r: ByteReader, expect: int | None, copy: bool, depth: int, child: ChildReader) -> IntPayload:
         signed, bits, first, min_delta, c, start, src = self._header(r, expect)
-        arr, u = output(c, signed)
-        status(r, bitpack.unpack_delta(src, bits, first, min_delta, u), "Delta+FOR body", start)
+        arr, u = unit.output(c, signed)
+        unit.status(r, bitpack.unpack_delta(src, bits, first, min_delta, u), "Delta+FOR body", start)
         return IntPayload(values=arr)
 
     def skip(self, r: ByteReader, expect: int | None, depth: int, child: ChildReader) -> None:

@@ -15,21 +15,8 @@ from ...format.reader import ByteReader
 from ...format.tags import QPackTag
 from ...format.varint import uvarint_len, write_uvarint
 from ..stats import IntStats, dict_probe
-from .unit import (
-    ChildEncoder,
-    ChildReader,
-    IntPayload,
-    Plan,
-    body,
-    cap,
-    count,
-    kind64,
-    output,
-    read_kind64,
-    status,
-    wire_value,
-    zero_body,
-)
+from . import unit
+from .unit import ChildEncoder, ChildReader, IntPayload, Plan
 
 #: The largest table an ED payload may carry.
 MAX_DISTINCT = 64
@@ -61,37 +48,37 @@ class Dictionary:
         d = dict_probe(s.u, table, idx)
         if d <= 0:
             raise InvalidOptionError(f"dict codec needs 1..{MAX_DISTINCT} distinct values")
-        out += bytes((self.tag, kind64(s.signed)))
+        out += bytes((self.tag, unit.kind64(s.signed)))
         write_uvarint(out, d)
         for v in table[:d]:
             write_uvarint(out, s.wire_value(int(v)))
         write_uvarint(out, s.n)
         bits = index_bits(d)
         if bits:
-            buf = zero_body((s.n * bits + 7) // 8)
+            buf = unit.zero_body((s.n * bits + 7) // 8)
             k = bitpack.pack_for(idx, np.uint64(0), bits, buf)
             out += buf[:k].tobytes()
 
     def _header(self, r: ByteReader, expect: int | None) -> tuple[bool, np.ndarray, int, int, int, np.ndarray]:
-        signed = read_kind64(r, self.tag)
+        signed = unit.read_kind64(r, self.tag)
         at = r.pos
         d = r.uvarint("the dictionary size")
         if d == 0 or d > MAX_DISTINCT:
             raise r.corrupt(f"dictionary size {d} is outside 1..{MAX_DISTINCT}", at)
         table = np.empty(d, dtype=np.uint64)
         for i in range(d):
-            table[i] = wire_value(r.uvarint("a dictionary value"), signed)
+            table[i] = unit.wire_value(r.uvarint("a dictionary value"), signed)
         bits = index_bits(d)
-        c, start = count(r, "dictionary element count", expect)
+        c, start = unit.count(r, "dictionary element count", expect)
         if bits == 0:
-            cap(r, c, expect, "dictionary element count", start)
-        src = body(r, (c * bits + 7) // 8, "dictionary indices", start)
+            unit.cap(r, c, expect, "dictionary element count", start)
+        src = unit.body(r, (c * bits + 7) // 8, "dictionary indices", start)
         return signed, table, bits, c, start, src
 
     def read(self, r: ByteReader, expect: int | None, copy: bool, depth: int, child: ChildReader) -> IntPayload:
         signed, table, bits, c, start, src = self._header(r, expect)
-        arr, u = output(c, signed)
-        status(r, bitpack.unpack_dict(src, bits, table, u), "dictionary index (>= dictionary size)", start)
+        arr, u = unit.output(c, signed)
+        unit.status(r, bitpack.unpack_dict(src, bits, table, u), "dictionary index (>= dictionary size)", start)
         return IntPayload(values=arr)
 
     def skip(self, r: ByteReader, expect: int | None, depth: int, child: ChildReader) -> None:

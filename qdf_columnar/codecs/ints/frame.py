@@ -14,21 +14,8 @@ from ...format.reader import ByteReader
 from ...format.tags import QPackTag
 from ...format.varint import uvarint_len, write_uvarint
 from ..stats import IntStats
-from .unit import (
-    FOR_MAX_BITS,
-    ChildEncoder,
-    ChildReader,
-    IntPayload,
-    Plan,
-    body,
-    cap,
-    count,
-    kind64,
-    read_bits,
-    read_kind64,
-    wire_value,
-    zero_body,
-)
+from . import unit
+from .unit import ChildEncoder, ChildReader, IntPayload, Plan
 
 
 class FrameOfReference:
@@ -38,28 +25,28 @@ class FrameOfReference:
 
     def estimate(self, s: IntStats, to_beat: int | None) -> Plan | None:
         fb = s.for_bits
-        if fb > FOR_MAX_BITS:
+        if fb > unit.FOR_MAX_BITS:
             return None
         return Plan(self.name, 3 + uvarint_len(s.wire_value(s.mn)) + uvarint_len(s.n) + (s.n * fb + 7) // 8, fb)
 
     def encode(self, out: bytearray, s: IntStats, plan: Plan, child: ChildEncoder) -> None:
         bits = plan.bits
-        out += bytes((self.tag, kind64(s.signed), bits))
+        out += bytes((self.tag, unit.kind64(s.signed), bits))
         write_uvarint(out, s.wire_value(s.mn))
         write_uvarint(out, s.n)
         if bits:
-            buf = zero_body((s.n * bits + 7) // 8)
+            buf = unit.zero_body((s.n * bits + 7) // 8)
             k = bitpack.pack_for(s.u, np.uint64(s.mn), bits, buf)
             out += buf[:k].tobytes()
 
     def read(self, r: ByteReader, expect: int | None, copy: bool, depth: int, child: ChildReader) -> IntPayload:
-        signed = read_kind64(r, self.tag)
-        bits = read_bits(r)
-        base = wire_value(r.uvarint("the FOR minimum"), signed)
-        c, start = count(r, "FOR element count", expect)
+        signed = unit.read_kind64(r, self.tag)
+        bits = unit.read_bits(r)
+        base = unit.wire_value(r.uvarint("the FOR minimum"), signed)
+        c, start = unit.count(r, "FOR element count", expect)
         if bits == 0:
-            cap(r, c, expect, "FOR element count", start)
-        src = body(r, (c * bits + 7) // 8, "FOR body", start)
+            unit.cap(r, c, expect, "FOR element count", start)
+        src = unit.body(r, (c * bits + 7) // 8, "FOR body", start)
         dtype = np.int64 if signed else np.uint64
 
         def decode() -> np.ndarray:

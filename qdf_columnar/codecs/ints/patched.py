@@ -18,24 +18,8 @@ from ...format.reader import ByteReader
 from ...format.tags import QPackTag
 from ...format.varint import uvarint_len, write_uvarint
 from ..stats import MASK64, IntStats
-from .unit import (
-    EMPTY_U64,
-    FOR_MAX_BITS,
-    ChildEncoder,
-    ChildReader,
-    IntPayload,
-    Plan,
-    body,
-    cap,
-    count,
-    kind64,
-    output,
-    read_bits,
-    read_kind64,
-    status,
-    wire_value,
-    zero_body,
-)
+from . import unit
+from .unit import ChildEncoder, ChildReader, IntPayload, Plan
 
 
 def header_cost(s: IntStats) -> int:
@@ -45,7 +29,7 @@ def header_cost(s: IntStats) -> int:
 def plan(s: IntStats) -> tuple[int, int] | None:
     """Go pforPlan*: the width b minimising the conservative PFOR cost, and that cost."""
     fb = s.for_bits
-    if s.n < 8 or fb < 2 or fb > FOR_MAX_BITS:
+    if s.n < 8 or fb < 2 or fb > unit.FOR_MAX_BITS:
         return None
     hist = s.bitlen_hist()
     val_len = uvarint_len((s.mx - s.mn) & MASK64)  # upper bound per exception value
@@ -74,30 +58,30 @@ class PatchedFor:
 
     def encode(self, out: bytearray, s: IntStats, plan: Plan, child: ChildEncoder) -> None:
         b = plan.bits
-        out += bytes((self.tag, kind64(s.signed)))
+        out += bytes((self.tag, unit.kind64(s.signed)))
         write_uvarint(out, s.n)
         out.append(b)
         write_uvarint(out, s.wire_value(s.mn))
         base = np.uint64(s.mn)
         if b:
-            buf = zero_body((s.n * b + 7) // 8)
+            buf = unit.zero_body((s.n * b + 7) // 8)
             k = bitpack.pack_for(s.u, base, b, buf)
             out += buf[:k].tobytes()
         exc_n = int(s.bitlen_hist()[b + 1 :].sum())  # deltas wider than b (b == 0: every nonzero)
         write_uvarint(out, exc_n)
         if exc_n:
-            buf = zero_body(20 * exc_n)
+            buf = unit.zero_body(20 * exc_n)
             k = intcodecs.pfor_write_exceptions(s.u, base, b, buf)
             out += buf[:k].tobytes()
 
     def _read(self, r: ByteReader, expect: int | None, decode: bool) -> IntPayload | None:
-        signed = read_kind64(r, self.tag)
-        c, start = count(r, "PFOR element count", expect)
-        b = read_bits(r)
-        base = wire_value(r.uvarint("the PFOR minimum"), signed)
+        signed = unit.read_kind64(r, self.tag)
+        c, start = unit.count(r, "PFOR element count", expect)
+        b = unit.read_bits(r)
+        base = unit.wire_value(r.uvarint("the PFOR minimum"), signed)
         if b == 0:
-            cap(r, c, expect, "PFOR element count", start)
-        src = body(r, (c * b + 7) // 8, "PFOR body", start)
+            unit.cap(r, c, expect, "PFOR element count", start)
+        src = unit.body(r, (c * b + 7) // 8, "PFOR body", start)
         at = r.pos
         exc_n = r.uvarint("the PFOR exception count")
         if exc_n > c:
@@ -106,15 +90,15 @@ class PatchedFor:
             raise TruncatedError("input ends inside the PFOR exception list", column=r.column, offset=at)
         buf, exc_at = r.array(), r.pos
         errpos = np.zeros(1, dtype=np.int64)
-        end = intdecode.pfor_patch(buf, exc_at, r.end, exc_n, c, base, EMPTY_U64, errpos)  # check only
-        status(r, end, "PFOR exception list", int(errpos[0]))
+        end = intdecode.pfor_patch(buf, exc_at, r.end, exc_n, c, base, unit.EMPTY_U64, errpos)  # check only
+        unit.status(r, end, "PFOR exception list", int(errpos[0]))
         r.pos = int(end)
         if not decode:
             return None
         dtype = np.int64 if signed else np.uint64
 
         def values() -> np.ndarray:
-            arr, u = output(c, signed)
+            arr, u = unit.output(c, signed)
             # Body length and width were checked above, the exceptions by the check pass.
             bitpack.unpack_for(src, b, base, u)
             intdecode.pfor_patch(buf, exc_at, end, exc_n, c, base, u, errpos)

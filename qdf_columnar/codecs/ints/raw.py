@@ -14,7 +14,8 @@ from ...format.reader import ByteReader
 from ...format.tags import Kind, QPackTag
 from ...format.varint import uvarint_len, write_uvarint
 from ..stats import IntStats
-from .unit import ChildEncoder, ChildReader, IntPayload, Plan, body, count, kind64
+from . import unit
+from .unit import ChildEncoder, ChildReader, IntPayload, Plan
 
 _LE = np.dtype("<u8")
 
@@ -40,7 +41,7 @@ class Raw:
         return Plan(self.name, cost(s.n))
 
     def encode(self, out: bytearray, s: IntStats, plan: Plan, child: ChildEncoder) -> None:
-        out += bytes((self.tag, kind64(s.signed)))
+        out += bytes((self.tag, unit.kind64(s.signed)))
         write_uvarint(out, s.n)
         out += s.u.astype(_LE, copy=False).tobytes()
 
@@ -51,8 +52,8 @@ class Raw:
             raise r.corrupt(f"kind 0x{kind:02x} is not an integer kind", at)
         width = 1 << (kind & 3)
         signed = bool(kind & 4)
-        c, start = count(r, "raw element count", expect)
-        data = body(r, c * width, "raw payload", start).view(np.dtype(("<i" if signed else "<u") + str(width)))
+        c, start = unit.count(r, "raw element count", expect)
+        data = unit.body(r, c * width, "raw payload", start).view(np.dtype(("<i" if signed else "<u") + str(width)))
         dtype = np.int64 if signed else np.uint64
 
         def decode() -> np.ndarray:

@@ -17,20 +17,8 @@ from ...format.reader import ByteReader
 from ...format.tags import QPackTag
 from ...format.varint import uvarint_len, write_uvarint
 from ..stats import IntStats
-from .unit import (
-    EMPTY_U64,
-    ChildEncoder,
-    ChildReader,
-    IntPayload,
-    Plan,
-    cap,
-    count,
-    kind64,
-    output,
-    read_kind64,
-    status,
-    zero_body,
-)
+from . import unit
+from .unit import ChildEncoder, ChildReader, IntPayload, Plan
 
 #: From this many rows per run on average, runs stay unexpanded until asked for. The
 #: check gives up after n / LONG_RUNS runs, so a payload averaging L rows a run pays an
@@ -45,7 +33,7 @@ class _Runs:
         self.src, self.pos, self.end, self.n, self.signed = src, pos, end, n, signed
 
     def values(self) -> np.ndarray:
-        arr, u = output(self.n, self.signed)
+        arr, u = unit.output(self.n, self.signed)
         intdecode.rle_decode(self.src, self.pos, self.end, self.n, self.signed, u, np.zeros(1, np.int64), -1)
         return arr
 
@@ -73,16 +61,16 @@ class RunLength:
         return Plan(self.name, 2 + uvarint_len(s.n) + s.rle_body_size())
 
     def encode(self, out: bytearray, s: IntStats, plan: Plan, child: ChildEncoder) -> None:
-        out += bytes((self.tag, kind64(s.signed)))
+        out += bytes((self.tag, unit.kind64(s.signed)))
         write_uvarint(out, s.n)
-        buf = zero_body(s.rle_body_size())
+        buf = unit.zero_body(s.rle_body_size())
         k = intcodecs.rle_encode(s.u, s.signed, buf)
         out += buf[:k].tobytes()
 
     def _runs(self, r: ByteReader, expect: int | None, decode: bool) -> IntPayload | None:
-        signed = read_kind64(r, self.tag)
-        c, start = count(r, "RLE element count", expect)
-        cap(r, c, expect, "RLE element count", start)
+        signed = unit.read_kind64(r, self.tag)
+        c, start = unit.count(r, "RLE element count", expect)
+        unit.cap(r, c, expect, "RLE element count", start)
         buf = r.array()
         errpos = np.zeros(1, dtype=np.int64)
         if decode and expect is not None:
@@ -90,23 +78,23 @@ class RunLength:
             # the price of a few runs, and keep them unexpanded, so a selective filter
             # takes its rows from the runs. Many short runs: stop at the limit, then
             # check and expand in one pass.
-            end = intdecode.rle_decode(buf, r.pos, r.end, c, signed, EMPTY_U64, errpos, c // LONG_RUNS)
+            end = intdecode.rle_decode(buf, r.pos, r.end, c, signed, unit.EMPTY_U64, errpos, c // LONG_RUNS)
             if end != ERR_LIMIT:
-                status(r, end, "RLE runs", int(errpos[0]))
+                unit.status(r, end, "RLE runs", int(errpos[0]))
                 runs = _Runs(buf, r.pos, int(end), c, signed)
                 r.pos = int(end)
                 return IntPayload(runs.values, runs.take)
-            arr, u = output(c, signed)
+            arr, u = unit.output(c, signed)
             end = intdecode.rle_decode(buf, r.pos, r.end, c, signed, u, errpos, -1)
-            status(r, end, "RLE runs", int(errpos[0]))
+            unit.status(r, end, "RLE runs", int(errpos[0]))
             r.pos = int(end)
             return IntPayload(values=arr)
         # Validate the runs before allocating: a 5-byte payload may declare 2**24 rows.
-        end = intdecode.rle_decode(buf, r.pos, r.end, c, signed, EMPTY_U64, errpos, -1)
-        status(r, end, "RLE runs", int(errpos[0]))
+        end = intdecode.rle_decode(buf, r.pos, r.end, c, signed, unit.EMPTY_U64, errpos, -1)
+        unit.status(r, end, "RLE runs", int(errpos[0]))
         payload = None
         if decode:
-            arr, u = output(c, signed)
+            arr, u = unit.output(c, signed)
             if c:
                 intdecode.rle_decode(buf, r.pos, r.end, c, signed, u, errpos, -1)
             payload = IntPayload(values=arr)
