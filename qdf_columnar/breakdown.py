@@ -30,6 +30,8 @@ _STR_NAMES = {
     StrColTag.ALPHA: "ColStrAlpha",
     StrColTag.DICT_Q: "ColStrDictQ",
 }
+
+
 def _codec(buf: Any, at: int, kind: int) -> str:
     if at >= len(buf):
         return "(empty)"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 CHECK_NO_COMPILE = """
 import qdf_columnar, qdf_columnar.api, qdf_columnar.wire.values
@@ -67,3 +69,15 @@ def test_reading_a_file_does_not_load_the_dense_transcoder() -> None:
     res = subprocess.run([sys.executable, "-c", READ_FILE], capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     assert "qdf_kernels.transcode_dec" not in res.stdout, res.stdout
+
+
+def test_every_subpackage_is_packaged() -> None:
+    """A wheel holds only the packages pyproject.toml lists: a new subpackage must be listed."""
+    root = Path(__file__).resolve().parents[1]
+    # [tool.setuptools] packages = [...] (read as text: tomllib is 3.11+, the package supports 3.10)
+    block = re.search(r"^packages = \[(.*?)\]", (root / "pyproject.toml").read_text(), re.S | re.M)
+    assert block is not None
+    listed = set(re.findall(r'"([\w.]+)"', block.group(1)))
+    found = {".".join(p.parent.relative_to(root).parts) for p in (root / "qdf_columnar").rglob("__init__.py")}
+    found |= {"qdf_kernels"}
+    assert found == listed, f"not listed: {sorted(found - listed)}; listed but missing: {sorted(listed - found)}"
