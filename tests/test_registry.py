@@ -4,10 +4,12 @@ and the pickers and readers go through the registry (docs/CODECS.md)."""
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import qdf_columnar as qdf
 from qdf_columnar.codecs import floatenc, intdec, intenc, picker, registry
 from qdf_columnar.codecs.floats.unit import F64, FloatPlan, replaces
 from qdf_columnar.codecs.ints.unit import Plan
@@ -16,7 +18,7 @@ from qdf_columnar.codecs.stats import compute_stats
 from qdf_columnar.errors import InvalidOptionError, QdfError
 from qdf_columnar.format.reader import ByteReader
 from qdf_columnar.format.tags import QPackTag
-from qdf_columnar.format.varint import uvarint_len
+from qdf_columnar.format.varint import encode_uvarint, uvarint_len
 
 INT_FORCE = [c.name for c in registry.INT_CANDIDATES] + ["block"]
 
@@ -173,3 +175,25 @@ def test_long_runs_stay_unexpanded_and_answer_like_the_expansion(data: st.DataOb
     except QdfError as exc:
         got = (type(exc).__name__, exc.offset)
     assert got == ref
+
+
+def test_string_codes_kept_in_runs_are_checked_when_used() -> None:
+    """A QPack-indexed string dictionary whose codes stay in runs: a code outside the
+    dictionary is found when the codes are used (all rows or the kept ones), naming the column."""
+    n = 20_000
+    names = np.repeat(np.array(["alpha", "bravo", "charlie", "delta"]), n // 4)
+    t = pa.table({"k": pa.array(np.arange(n)), "s": pa.array(names)})
+    buf = qdf.encode(t, mode="balanced")
+    assert qdf.explain(buf).set_index("column").loc["s", "codec"] == "ColStrDictQ"
+    assert qdf.decode(buf, filter=[("k", "<", 10)], output="arrow").column("s").to_pylist() == ["alpha"] * 10
+    rle = bytes((QPackTag.RLE, 0x03)) + encode_uvarint(n)
+    at = bytes(buf).index(rle) + len(rle)  # the first run's value: code 0
+    bad = bytearray(buf)
+    bad[at] = 9  # outside the 4-entry dictionary
+    with pytest.raises(qdf.CorruptDataError) as full:
+        qdf.decode(bytes(bad))
+    assert full.value.column == "s"
+    with pytest.raises(qdf.CorruptDataError):
+        qdf.decode(bytes(bad), filter=[("k", "<", 10)])  # the kept rows fall in the bad run
+    got = qdf.decode(bytes(bad), filter=[("k", ">=", n - 10)], output="arrow")  # they do not
+    assert got.column("s").to_pylist() == ["delta"] * 10

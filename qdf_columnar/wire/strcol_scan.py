@@ -66,8 +66,8 @@ class StringSlices:
         self.packed: tuple[np.ndarray, int] | None = None  # (body, bits) of still-packed codes
         self.n = len(codes) if codes is not None else (len(starts) if starts is not None else 0)
         self.alpha: tuple[np.ndarray, np.ndarray, int, int] | None = None  # body, alphabet, a, cbits
-        #: (QPack integer payload of the codes, its offset) while they are not decoded
-        self.payload: tuple[IntPayload, int] | None = None
+        #: (QPack integer payload of the codes, its offset, its column) while not decoded
+        self.payload: tuple[IntPayload, int, str | None] | None = None
 
     def __len__(self) -> int:
         return self.n
@@ -80,8 +80,8 @@ class StringSlices:
     def codes(self) -> np.ndarray:
         if self._codes is None:
             if self.payload is not None:
-                payload, at = self.payload
-                self._codes = self._checked(payload.values(), at)
+                payload, at, column = self.payload
+                self._codes = self._checked(payload.values(), at, column)
             else:
                 body, bits = self.packed
                 self._codes = unpack_bits(body, self.n, bits)
@@ -91,8 +91,8 @@ class StringSlices:
     def codes_at(self, rows: np.ndarray) -> np.ndarray:
         """Codes of the selected rows only (unpacked straight from the bits or runs when possible)."""
         if self._codes is None and self.payload is not None:
-            payload, at = self.payload
-            return self._checked(payload.take(rows), at)
+            payload, at, column = self.payload
+            return self._checked(payload.take(rows), at, column)
         if self._codes is not None or self.packed is None:
             return self.codes[rows]
         body, bits = self.packed
@@ -101,11 +101,11 @@ class StringSlices:
         self._check_codes(out)
         return out
 
-    def _checked(self, codes: np.ndarray, at: int) -> np.ndarray:
+    def _checked(self, codes: np.ndarray, at: int, column: str | None) -> np.ndarray:
         """QPack-coded codes as uint64, each checked to be a dictionary entry."""
         d = len(self.table_lens)
         if len(codes) and ((codes.dtype == np.int64 and int(codes.min()) < 0) or int(codes.max()) >= d):
-            raise CorruptDataError(f"dictionary index out of range for {d} entries", offset=at)
+            raise CorruptDataError(f"dictionary index out of range for {d} entries", column=column, offset=at)
         return codes.astype(np.uint64, copy=False)
 
     def _check_codes(self, codes: np.ndarray) -> None:
@@ -189,12 +189,9 @@ def scan_string_column(r: ByteReader, n: int, dense, *, skip: bool = False) -> S
         if packed is not None:
             sl.packed = packed
         elif payload.decoded:
-            codes = payload.values()
-            if n and ((codes.dtype == np.int64 and int(codes.min()) < 0) or int(codes.max()) >= d):
-                raise r.corrupt(f"dictionary index out of range for {d} entries")
-            sl._codes = codes.astype(np.uint64, copy=False)
+            sl._codes = sl._checked(payload.values(), r.pos, r.column)
         else:
-            sl.payload = (payload, at)
+            sl.payload = (payload, at, r.column)
         return sl
     if tag == StrColTag.RAW:
         r.pos += 1
