@@ -197,3 +197,40 @@ def test_string_codes_kept_in_runs_are_checked_when_used() -> None:
         qdf.decode(bytes(bad), filter=[("k", "<", 10)])  # the kept rows fall in the bad run
     got = qdf.decode(bytes(bad), filter=[("k", ">=", n - 10)], output="arrow")  # they do not
     assert got.column("s").to_pylist() == ["delta"] * 10
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_pfor_exception_list_is_checked_by_the_rules_of_the_patch_kernel(data: st.DataObject) -> None:
+    """The reader keeps PFOR's exceptions as arrays (checked in numpy); on damaged lists it
+    must fail exactly where the skip path (the patch kernel) fails, and succeed where it does."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    n = 600
+    vals = rng.integers(0, 16, n)
+    vals[rng.random(n) < 0.05] = 1 << 30
+    buf = bytearray()
+    intenc.encode_int_array(buf, vals.astype(np.uint64), force="pfor")
+    hdr = ByteReader(bytes(buf), 2)  # EE, kind, uvarint(n), width, uvarint(min), body, count, list
+    hdr.uvarint("n")
+    width = hdr.u8("width")
+    hdr.uvarint("min")
+    exc_at = hdr.pos + (n * width + 7) // 8
+    at = data.draw(st.integers(exc_at, len(buf) - 1))  # the exception count or list
+    bad = bytearray(buf)
+    bad[at] = data.draw(st.integers(0, 255))
+    bad = bytes(bad[: data.draw(st.integers(at, len(bad)))])
+
+    def outcome(f):  # noqa: ANN001, ANN202
+        r = ByteReader(bad, 0)
+        try:
+            got = f(r)
+        except QdfError as exc:
+            return type(exc).__name__, exc.offset
+        return "ok", r.pos, None if got is None else got.tolist()
+
+    skipped = outcome(lambda r: intdec.skip_int(r, n))
+    read = outcome(lambda r: intdec.scan_int(r, n).values())
+    assert read[:2] == skipped[:2]
+    if read[0] == "ok":
+        full = outcome(lambda r: decode_int_payload(r, n=n))
+        assert full == read

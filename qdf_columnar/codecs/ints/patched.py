@@ -45,6 +45,17 @@ def plan(s: IntStats) -> tuple[int, int] | None:
     return best
 
 
+def _positions(gaps: np.ndarray, n: int) -> np.ndarray | None:
+    """The rows of the exceptions from their gaps, or None when Go's rules are broken (a
+    zero gap after the first exception, or a row at or past ``n``)."""
+    if len(gaps) == 0:
+        return np.empty(0, dtype=np.int64)
+    if int(gaps.max()) >= n or (len(gaps) > 1 and int(gaps[1:].min()) == 0):
+        return None
+    where = np.cumsum(gaps.astype(np.int64))
+    return where if int(where[-1]) < n else None
+
+
 class PatchedFor:
     name = "pfor"
     reference = "PackPFor"
@@ -90,18 +101,29 @@ class PatchedFor:
             raise TruncatedError("input ends inside the PFOR exception list", column=r.column, offset=at)
         buf, exc_at = r.array(), r.pos
         errpos = np.zeros(1, dtype=np.int64)
-        end = intdecode.pfor_patch(buf, exc_at, r.end, exc_n, c, base, unit.EMPTY_U64, errpos)  # check only
-        unit.status(r, end, "PFOR exception list", int(errpos[0]))
-        r.pos = int(end)
         if not decode:
+            end = intdecode.pfor_patch(buf, exc_at, r.end, exc_n, c, base, unit.EMPTY_U64, errpos)  # check only
+            unit.status(r, end, "PFOR exception list", int(errpos[0]))
+            r.pos = int(end)
             return None
+        # The (gap, value - min) pairs, read once and kept: a full decode patches them in,
+        # a selective one looks its rows up among them.
+        pairs = np.empty(2 * exc_n, dtype=np.uint64)
+        end = intdecode.uvarints_into(buf, exc_at, r.end, pairs)
+        where = _positions(pairs[0::2], c) if end >= 0 else None
+        if where is None:  # damaged: the patch kernel names the problem and its offset
+            st = intdecode.pfor_patch(buf, exc_at, r.end, exc_n, c, base, unit.EMPTY_U64, errpos)
+            unit.status(r, st, "PFOR exception list", int(errpos[0]))
+            raise r.corrupt("inconsistent PFOR exception list", exc_at)  # the two checks apply one rule
+        r.pos = int(end)
+        deltas = pairs[1::2]
         dtype = np.int64 if signed else np.uint64
 
         def values() -> np.ndarray:
             arr, u = unit.output(c, signed)
-            # Body length and width were checked above, the exceptions by the check pass.
+            # Body length and width were checked above, the exceptions by _positions.
             bitpack.unpack_for(src, b, base, u)
-            intdecode.pfor_patch(buf, exc_at, end, exc_n, c, base, u, errpos)
+            u[where] = base + deltas
             return arr
 
         def take(rows: np.ndarray) -> np.ndarray:
@@ -109,12 +131,9 @@ class PatchedFor:
             u = out.view(np.uint64)
             bitpack.take_for(src, b, base, np.ascontiguousarray(rows, dtype=np.int64), u)
             if exc_n:
-                pairs = np.empty(2 * exc_n, dtype=np.uint64)
-                intdecode.uvarints_into(buf, exc_at, end, pairs)
-                where = np.cumsum(pairs[0::2].astype(np.int64))  # (gap, value - min) pairs
                 k = np.minimum(np.searchsorted(where, rows), exc_n - 1)
                 hit = where[k] == rows
-                u[hit] = base + pairs[1::2][k[hit]]
+                u[hit] = base + deltas[k[hit]]
             return out
 
         return IntPayload(values, take)
