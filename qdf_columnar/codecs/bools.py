@@ -1,9 +1,9 @@
 """E3 PackBool, the one v1 bool codec, as a unit: uvarint(n) then ceil(n/8) bytes,
 LSB-first, zero padding bits (padding is ignored on read).
 
-It follows the shape of the integer and float units (estimate / encode / read /
-skip) and is registered with them in :mod:`.registry`, so a bool codec added later
-(runs of equal values, say) sits next to it and the picker gains a loop.
+It follows the shape of the integer and float units (encode / read / skip; with one
+codec there is nothing to estimate) and is registered with them in :mod:`.registry`,
+so a bool codec added later (runs of equal values, say) sits next to it.
 """
 
 from __future__ import annotations
@@ -13,18 +13,13 @@ import numpy as np
 from ..errors import TruncatedError
 from ..format.reader import ByteReader
 from ..format.tags import QPackTag
-from ..format.varint import uvarint_len, write_uvarint
+from ..format.varint import write_uvarint
 
 
 class PackBool:
     name = "bool"
     reference = "PackBool"
     tag = int(QPackTag.BOOL)
-
-    def estimate(self, values: np.ndarray) -> int:
-        """The exact payload size."""
-        n = int(values.shape[0])
-        return 1 + uvarint_len(n) + (n + 7) // 8
 
     def encode(self, out: bytearray, values: np.ndarray) -> None:
         out.append(self.tag)

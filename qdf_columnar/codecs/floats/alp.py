@@ -137,7 +137,7 @@ class Alp:
 
     def _header(self, r: ByteReader, f: Fmt, expect: int | None) -> tuple[int, int, bool, int, int, int]:
         """(n, d, exact, forMin, width, body start); raises before anything is allocated."""
-        c, start = unit.count(r, expect, "ALP element count")
+        c, start = unit.count(r, "ALP element count", expect)
         if c == 0:
             return 0, 0, False, 0, 0, start
         if c > unit.MAX_ROWS:

@@ -76,7 +76,7 @@ def alprd_plan(a: np.ndarray) -> tuple[AlpRdPlan | None, int]:
 
 
 def _header(r: ByteReader, expect: int | None) -> tuple[int, int, np.ndarray]:
-    c, start = unit.count(r, expect, "ALP-RD element count")
+    c, start = unit.count(r, "ALP-RD element count", expect)
     if c > r.remaining // 6 + 1:  # every value carries >= 48 right bits
         raise TruncatedError(f"ALP-RD payload declares {c} values", column=r.column, offset=start)
     if c == 0:

@@ -23,14 +23,14 @@ class RawFloat:
         return FloatPlan(self.name, raw_size(int(a.shape[0]), f.width), True)
 
     def force(self, a: np.ndarray, f: Fmt) -> FloatPlan:
-        return FloatPlan(self.name, raw_size(int(a.shape[0]), f.width), True)
+        return FloatPlan(self.name, raw_size(int(a.shape[0]), f.width), True)  # raw has no gate
 
     def encode(self, out: bytearray, a: np.ndarray, f: Fmt, plan: FloatPlan) -> None:
         header(out, QPackTag.RAW, f.kind, int(a.shape[0]))
         out += a.astype(f.fdt, copy=False).tobytes()
 
     def read(self, r: ByteReader, f: Fmt, kind: int, expect: int | None, copy: bool) -> np.ndarray:
-        c, start = count(r, expect, "float element count")
+        c, start = count(r, "float element count", expect)
         if c * f.width > r.remaining:
             raise TruncatedError(f"float payload declares {c} values in {r.remaining} bytes",
                                  column=r.column, offset=start)

@@ -29,9 +29,10 @@ from ...errors import TruncatedError
 from ...format.reader import ByteReader
 from ...format.tags import Kind
 from ...format.varint import uvarint_len, write_uvarint
-from ..ints.unit import FOR_MAX_BITS, MAX_ROWS
+from ..ints.unit import FOR_MAX_BITS, MAX_ROWS, count
 
-__all__ = ["FOR_MAX_BITS", "MAX_ROWS"]
+#: Shared with the integer units (the same row cap, width bound and count check).
+__all__ = ["FOR_MAX_BITS", "MAX_ROWS", "count"]
 
 #: E7 / F4 kind 0x0F: Chimp128 under E7, ALP-RD float64 under F4.
 KIND_0F = int(Kind.CHIMP_F64)
@@ -116,15 +117,6 @@ def check(r: ByteReader, rc: int, what: str, start: int) -> None:
         raise TruncatedError(f"{what} ends before its declared values", column=r.column, offset=start)
     if rc < 0:
         raise r.corrupt(f"{what} is inconsistent", start)
-
-
-def count(r: ByteReader, expect: int | None, what: str) -> tuple[int, int]:
-    """A payload's element count and its offset, checked against the expected rows."""
-    start = r.pos
-    c = r.uvarint(what)
-    if expect is not None and c != expect:
-        raise r.corrupt(f"{what} is {c} but the column has {expect} rows", start)
-    return c, start
 
 
 def exception_count(r: ByteReader, c: int, each: int) -> int:

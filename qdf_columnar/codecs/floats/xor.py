@@ -31,7 +31,7 @@ def _xor_pairs(u: np.ndarray) -> list[int]:
 
 def _header(r: ByteReader, f: Fmt, expect: int | None) -> tuple[int, bytes, np.ndarray | None]:
     """Go readPackedGorillaHeader: (n, first value bytes, body or None)."""
-    c, start = count(r, expect, "float XOR element count")
+    c, start = count(r, "float XOR element count", expect)
     if c > r.remaining * 8 + 1:  # every value after the first costs >= 1 bit
         raise TruncatedError(f"XOR payload declares {c} values in {r.remaining} bytes", column=r.column, offset=start)
     if c == 0:

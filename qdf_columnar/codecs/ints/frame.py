@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 from qdf_kernels import bitpack
 
-from ...columns import alloc
 from ...format.reader import ByteReader
 from ...format.tags import QPackTag
 from ...format.varint import uvarint_len, write_uvarint
@@ -50,9 +49,9 @@ class FrameOfReference:
         dtype = np.int64 if signed else np.uint64
 
         def decode() -> np.ndarray:
-            arr = alloc.empty(c, dtype)
+            arr, u = unit.output(c, signed)
             # The body length was checked above and bits <= 56 by read_bits: no status to report.
-            bitpack.unpack_for(src, bits, base, arr.view(np.uint64))
+            bitpack.unpack_for(src, bits, base, u)
             return arr
 
         def take(rows: np.ndarray) -> np.ndarray:
