@@ -238,6 +238,59 @@ def alp_patch(src, pos, nexc, vbytes, out_bits):
     return pos
 
 
+@kernel
+def alp_decode_at(src, width, for_min, pe, ie, exact, rows, out):
+    """:func:`alp_decode` for the values at ``rows`` only (ascending, each < n, which the
+    caller checked against a body it sized), into ``out`` (len(rows)). Returns len(rows)
+    or ERR_CORRUPT when a value's I = unpacked + forMin overflows int64."""
+    b = np.uint64(width)
+    if b == _U0:
+        c = np.float64(for_min) / pe if exact else np.float64(for_min) * ie
+        for j in range(rows.shape[0]):
+            out[j] = c
+        return np.int64(rows.shape[0])
+    nbytes = np.uint64(src.shape[0])
+    mask = (_U1 << b) - _U1
+    lim = _I64_MAX - for_min if for_min > 0 else _I64_MAX
+    for j in range(rows.shape[0]):
+        bit = np.uint64(rows[j]) * b
+        at = bit >> _U3
+        w = load_le64(src, at) if at + _U8 <= nbytes else load_le64_tail(src, at)
+        u = np.int64((w >> (bit & _U7)) & mask)
+        if u > lim:
+            return ERR_CORRUPT
+        iv = u + for_min
+        if exact:
+            out[j] = np.float64(iv) / pe
+        else:
+            out[j] = np.float64(iv) * ie
+    return np.int64(rows.shape[0])
+
+
+@kernel
+def alp_exceptions_into(src, pos, nexc, vbytes, n, idx_out, bits_out):
+    """Read an exception list (uvarint index, ``vbytes`` LE bits) into arrays, checking it
+    as :func:`alp_patch` does. Returns the position after the list, ERR_TRUNCATED or
+    ERR_CORRUPT (an index >= n or a uvarint longer than 64 bits)."""
+    end = src.shape[0]
+    un = np.uint64(n)
+    for k in range(nexc):
+        idx, pos, status = _exception_index(src, pos, end)
+        if status < 0:
+            return status
+        if idx >= un:
+            return ERR_CORRUPT
+        if pos + vbytes > end:
+            return ERR_TRUNCATED
+        x = _U0
+        for t in range(vbytes):
+            x |= np.uint64(src[pos + t]) << np.uint64(8 * t)
+        pos += vbytes
+        idx_out[k] = np.int64(idx)
+        bits_out[k] = x
+    return pos
+
+
 # ------------------------------------------------------------------------ ALP-RD (F4 kind 0x0F)
 # Go qpack_alprd.go: each double splits at a cut into LEFT leftBW bits (8..16: sign,
 # exponent, top mantissa), dictionary-coded with <= 8 entries, and RIGHT 64-leftBW bits,
@@ -532,6 +585,9 @@ def _warmup() -> None:
         for src in (src_rw, src_ro):
             alp_decode(src, 8, np.int64(0), 100.0, 0.01, True, out)
             alp_patch(src, 0, 0, vb, out.view(bdt))
+            alp_decode_at(src, 8, np.int64(0), 100.0, 0.01, True, np.zeros(1, np.int64), out)
+    for src in (src_rw, src_ro):
+        alp_exceptions_into(src, 0, 0, 8, 3, np.empty(0, np.int64), np.empty(0, np.uint64))
     alprd_code_bits(3)  # also called from the glue (size estimates)
     keys = np.zeros(_TAB, dtype=np.uint16)
     cnts = np.zeros(_TAB, dtype=np.int32)

@@ -1,5 +1,6 @@
-"""Column assembly kernels: nullable scatter, present-value ranks, timestamp recombination,
-and the per-row masks of a predicate evaluated on a dictionary's values.
+"""Column assembly kernels: nullable scatter (values, and string offsets), present-value
+ranks, timestamp recombination, and the per-row masks of a predicate evaluated on a
+dictionary's values.
 
 Nullable v1 columns carry a presence bitmap (LSB-first, 1 = present: the same
 layout as an Arrow validity buffer) and only the present values; time columns carry
@@ -56,6 +57,47 @@ def scatter_present_into(values, mask, out):
         else:
             out[i] = 0
     return np.int64(k)
+
+
+@kernel
+def spread_offsets_into(dense_offsets, valid, out):
+    """Offsets of a nullable string column from the offsets of its present values.
+
+    ``out[i + 1] = dense_offsets[number of valid rows in 0..i]``: a null row is an
+    empty slot, so the value bytes are reused as they are (no copy of the strings).
+    Returns the number of present rows; ERR_CORRUPT if ``valid`` has more of them
+    than ``dense_offsets`` holds values (the caller checks the count is exact).
+    """
+    n = valid.shape[0]
+    last = dense_offsets.shape[0] - 1
+    k = 0
+    out[0] = dense_offsets[0]
+    for i in range(n):
+        if valid[i]:
+            k += 1
+            if k > last:
+                return ERR_CORRUPT
+        out[i + 1] = dense_offsets[k]
+    return np.int64(k)
+
+
+@kernel
+def dictionary_take_into(codes, table, out):
+    """out[i] = table[codes[i]]: a dictionary column's fixed-width values from its codes.
+
+    Checks every code against the table's size in the same pass. A null row's slot
+    holds code 0 (the nullable scatter's fill), so the caller handles an empty table
+    itself. Returns the number of rows; ERR_CORRUPT at the first code outside the
+    table (the caller names the largest).
+    """
+    n = codes.shape[0]
+    d = np.uint64(table.shape[0])
+    for i in range(n):
+        c = codes[i]
+        if c >= d:
+            return ERR_CORRUPT
+        out[i] = table[c]
+    return np.int64(n)
 
 
 @kernel
@@ -136,11 +178,18 @@ def _warmup() -> None:
     for dt in (np.int64, np.uint64, np.float64, np.float32, np.uint32):
         scatter_present_into(np.ones(2, dtype=dt), mask, np.empty(3, dtype=dt))
     rank_present(mask, np.array([0, 2], dtype=np.int64), np.empty(2, np.int64))
+    valid = np.array([True, False, True])
+    for dt in (np.int32, np.int64):  # offsets straight from an Arrow buffer are read-only
+        offsets = np.frombuffer(np.zeros(3, dt).tobytes(), dtype=dt)
+        spread_offsets_into(offsets, valid, np.empty(4, dt))
     tf = np.array([True, False])
     codes = np.frombuffer(np.array([0, 1], np.int32).tobytes(), dtype=np.int32)  # Arrow buffers: read-only
     for bitmap in (np.frombuffer(mask.tobytes(), dtype=np.uint8), np.empty(0, np.uint8)):
         dictionary_masks_into(codes, bitmap, np.int64(0), tf, tf, False, False, np.empty(2, np.bool_),
                               np.empty(2, np.bool_))
+    codes = np.frombuffer(np.zeros(2, np.uint64).tobytes(), dtype=np.uint64)
+    for dt in (np.uint8, np.uint16, np.uint32, np.uint64):  # both from Arrow buffers: read-only
+        dictionary_take_into(codes, np.frombuffer(np.zeros(1, dt).tobytes(), dtype=dt), np.empty(2, dt))
     combine_time_into(
         np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.uint64), np.int64(1000), np.int64(1000), np.empty(2, np.int64)
     )

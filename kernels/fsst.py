@@ -307,6 +307,64 @@ def fsst_skip_rows(buf, pos, end, n, errpos):
     return np.int64(p)
 
 
+@kernel
+def fsst_decode_rows(buf, pos, end, rows, sym_words, sym_lens, offsets, data, measure, errpos):
+    """Decode only the rows ``rows`` (ascending) of the (uvarint codeLen, codes) rows at
+    ``buf[pos:end]``, walking the framing of the rows before each one.
+
+    With ``measure`` only ``offsets`` (len(rows) + 1) is filled, with the selected rows'
+    decoded sizes, and ``data`` is not touched; otherwise ``data`` must hold
+    ``offsets[-1] + 8`` bytes (the measuring pass's total) and receives the bytes. Returns
+    the decoded size; ERR_TRUNCATED, or ERR_CORRUPT for an unknown code or a dangling
+    escape in a selected row (unselected rows are only framed, never decoded).
+    """
+    m = rows.shape[0]
+    e = np.uint64(end)
+    p = np.uint64(pos)
+    o = _U0
+    offsets[0] = 0
+    i = np.int64(0)
+    for j in range(m):
+        target = rows[j]
+        while i < target:  # framing only
+            errpos[0] = np.int64(p)
+            cl, p, st = read_uvarint_at(buf, p, e)
+            if st < 0:
+                return st
+            if cl > e - p:
+                return ERR_TRUNCATED
+            p += cl
+            i += 1
+        errpos[0] = np.int64(p)
+        cl, p, st = read_uvarint_at(buf, p, e)
+        if st < 0:
+            return st
+        if cl > e - p:
+            return ERR_TRUNCATED
+        ce = p + cl
+        while p < ce:
+            c = buf[p]
+            p += _U1
+            ln = np.uint64(sym_lens[c])
+            if ln != _U0:
+                if not measure:
+                    w = sym_words[c]
+                    for k in range(8):
+                        data[o + np.uint64(k)] = np.uint8((w >> (np.uint64(k) * _U8)) & np.uint64(0xFF))
+                o += ln
+            elif c == ESCAPE and p < ce:
+                if not measure:
+                    data[o] = buf[p]
+                p += _U1
+                o += _U1
+            else:
+                errpos[0] = np.int64(p - _U1)
+                return ERR_CORRUPT
+        offsets[j + 1] = np.int64(o)
+        i += 1
+    return np.int64(o)
+
+
 def _ro(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
@@ -339,3 +397,6 @@ def _warmup() -> None:
     fsst_skip_rows(buf, np.int64(p + 2), np.int64(len(buf)), np.int64(2), errpos)
     fsst_decode_into(buf, np.int64(p + 2), np.int64(len(buf)), _ro(words), _ro(slens), np.zeros(3, np.int64),
                      np.zeros(14, np.uint8), np.int64(6), errpos)
+    for measure in (True, False):
+        fsst_decode_rows(buf, np.int64(p + 2), np.int64(len(buf)), np.array([1], np.int64), _ro(words), _ro(slens),
+                         np.zeros(2, np.int64), np.zeros(14, np.uint8), measure, errpos)

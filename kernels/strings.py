@@ -432,10 +432,15 @@ def _warmup_dict() -> None:
 
 @kernel
 def dict_total_len(table_lens, codes):
-    """Sum of ``table_lens[codes[i]]``: the byte size of an expanded dictionary column."""
+    """Sum of ``table_lens[codes[i]]``: the byte size of an expanded dictionary column,
+    or ERR_CORRUPT when a code is outside the table."""
+    d = np.uint64(table_lens.shape[0])
     total = np.int64(0)
     for i in range(codes.shape[0]):
-        total += table_lens[np.uint64(codes[i])]
+        c = np.uint64(codes[i])
+        if c >= d:
+            return ERR_CORRUPT
+        total += table_lens[c]
     return total
 
 

@@ -196,6 +196,78 @@ def test_code_outside_the_dictionary_is_corrupt() -> None:
     assert qdf.decode(bytes(out), output="arrow").column("s").to_pylist() == t.column("s").to_pylist()
 
 
+def _coded_batch(values: pa.Array, codes: pa.Array, name: str = "v") -> bytes:
+    from qdf_columnar.wire.context import EncodeContext
+    from qdf_columnar.wire.dict_write import DictColumn, DictionaryPlan, write_dictionary_batch
+
+    t = pa.table({name: values.take(pa.array(np.zeros(len(codes), np.int64)))})  # the column's type
+    out = bytearray(b"QDF\x01\x03")
+    write_dictionary_batch(out, t, DictionaryPlan([DictColumn(0, name, codes, values)], {}),
+                           EncodeContext(qdf.Options.BALANCED))
+    return bytes(out)
+
+
+_VALUES = {
+    "string": pa.array(["a", "bb", "", "dddd"]),
+    "large_string": pa.array(["a", "bb", "", "dddd"], type=pa.large_string()),
+    "binary": pa.array([b"a", b"\xff\x00", b"", b"dddd"]),
+    "float64": pa.array([1.5, -0.0, float("nan"), 4.5]),
+    "int32": pa.array([7, -1, 0, 2**31 - 1], type=pa.int32()),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_VALUES))
+def test_codes_expand_exactly_and_a_code_outside_is_corrupt_at_its_rows(kind: str) -> None:
+    """Every expansion path (string gather and spread over nulls, fixed-width gather)
+    gives the values of ``take`` and rejects a code past the table, in a full decode
+    and in a filtered read that reaches the bad row, naming the column."""
+    values = _VALUES[kind]
+    raw = np.arange(80) % 4
+    mask = np.zeros(80, bool)
+    mask[::7] = True
+    codes = pa.array(raw, type=pa.uint64(), mask=mask)
+    buf = _coded_batch(values, codes)
+    want = values.take(pa.array(raw, mask=mask))
+    got = qdf.decode(buf, output="arrow").column("v").combine_chunks()
+    assert_tables_bit_equal(pa.table({"v": got}), pa.table({"v": want}))
+    bad = raw.copy()
+    bad[41] = 4  # code 4 has no value
+    buf = _coded_batch(values, pa.array(bad, type=pa.uint64(), mask=mask))
+    with pytest.raises(CorruptDataError, match="outside a dictionary of 4") as err:
+        qdf.decode(buf)
+    assert err.value.column == "v"
+    from qdf_columnar.api import decode_rows
+
+    rows = np.array([0, 40, 79])  # rows that avoid the bad code still decode
+    assert decode_rows(buf, rows, 80).column("v").to_pylist() == want.take(pa.array(rows)).to_pylist()
+    with pytest.raises(CorruptDataError, match="outside a dictionary of 4"):
+        decode_rows(buf, np.array([41]), 80)
+
+
+@pytest.mark.parametrize("distinct", [200, 500])  # a ColStrDict block; a dictionary level
+def test_a_wide_string_dictionary_expands_from_its_slices(monkeypatch, distinct: int) -> None:
+    """A table too wide to pad to whole words takes the per-row slice path: same values."""
+    from qdf_columnar.wire import strcol_arrow
+
+    calls = []
+    wide = strcol_arrow._wide
+    monkeypatch.setattr(strcol_arrow, "_wide", lambda tl: calls.append(wide(tl)) or calls[-1])
+    long = [("x" * int(k)) + str(i) for i, k in enumerate(RNG.integers(0, 300, distinct))]
+    s = _pick(long).astype(object)
+    s[::11] = None
+    t = pa.table({"s": pa.array(s, type=pa.string())})
+    buf = qdf.encode(t, mode="balanced")
+    padded = qdf.decode(buf, output="arrow")
+    assert calls and not any(calls)
+    monkeypatch.setattr(strcol_arrow, "WIDE_TABLE_BYTES", 0)
+    sliced = qdf.decode(buf, output="arrow")
+    assert any(calls)
+    assert_tables_bit_equal(padded, t)
+    assert_tables_bit_equal(sliced, t)
+    keep = qdf.decode(buf, filter=qdf.col("s") == long[3], output="arrow")
+    assert keep.column("s").to_pylist() == [v for v in s if v == long[3]]
+
+
 def test_note_naming_a_missing_dictionary_column_is_corrupt() -> None:
     buf = _dict_buffer()
     bad = buf.replace(b'"dict":["s"]', b'"dict":["t"]')

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from qdf_columnar.codecs import fsst as fsst_codec
-from qdf_columnar.codecs.fsst import read_fsst, skip_fsst, try_write_fsst
+from qdf_columnar.codecs.fsst import read_fsst, scan_fsst, skip_fsst, try_write_fsst
 from qdf_columnar.errors import CorruptDataError, DecodeError, TruncatedError
 from qdf_columnar.format.reader import ByteReader
 from qdf_columnar.format.tags import StrColTag
@@ -120,6 +120,16 @@ def _check(strs: list[str | bytes], *, written: bool | None = True) -> bytes:
     r = ByteReader(buf, 3)
     skip_fsst(r, n)
     assert r.pos == 2 + len(block)
+    r = ByteReader(buf, 3)
+    body = scan_fsst(r, n)  # framed, decoded later: whole, or only some rows
+    assert r.pos == 2 + len(block)
+    all_off, all_data = body.decode()
+    np.testing.assert_array_equal(all_off, off - off[0])
+    assert all_data.tobytes() == data.tobytes()
+    rows = np.flatnonzero(np.random.default_rng(n).random(n) < 0.3)
+    for pick in (rows, np.arange(n), np.array([n - 1]), np.array([], np.int64)):
+        got_off, got_data = body.decode_rows(pick)
+        assert [got_data[a:b].tobytes() for a, b in zip(got_off[:-1], got_off[1:])] == [want[i] for i in pick]
     return block
 
 
@@ -205,6 +215,54 @@ def test_random_mutations_never_crash() -> None:
 
 def _block(table: bytes, n: int, total: int, rows: bytes) -> bytes:
     return bytes([StrColTag.FSST]) + table + encode_uvarint(n) + encode_uvarint(total) + rows
+
+
+def test_a_damaged_row_is_found_where_its_rows_are_decoded() -> None:
+    """A late FSST block checks its framing at once and a row's codes when that row is
+    decoded: a filtered read that keeps other rows succeeds, the damaged row fails."""
+    import pyarrow as pa
+
+    import qdf_columnar as qdf
+
+    strs = _urls(np.random.default_rng(3), 400)
+    t = pa.table({"k": np.arange(400), "s": strs})
+    buf = bytearray(qdf.encode(t, mode="balanced"))
+    assert qdf.explain(bytes(buf)).set_index("column").loc["s", "codec"] == "ColStrFSST"
+    # Row 200's first code becomes an unknown symbol code (the table has fewer than 254).
+    body = scan_fsst(_fsst_reader(bytes(buf)), 400)
+    row = _row_position(body, 200)
+    buf[row + 1] = 254  # after its 1-byte code length
+    bad = bytes(buf)
+    with pytest.raises(CorruptDataError, match="FSST codes"):
+        qdf.decode(bad)
+    kept = qdf.decode(bad, filter=qdf.col("k") < 100, output="arrow")
+    assert kept.column("s").to_pylist() == strs[:100]
+    with pytest.raises(CorruptDataError, match="FSST codes") as err:
+        qdf.decode(bad, filter=qdf.col("k") == 200)
+    assert err.value.column == "s"
+
+
+def _fsst_reader(buf: bytes) -> ByteReader:
+    """A reader just after the F6 tag of the only FSST column of a 2-column batch."""
+    from qdf_columnar.wire.colstruct_read import read_header
+    from qdf_columnar.wire.context import DecodeContext
+
+    r = ByteReader(buf, 6)
+    h = read_header(r, DecodeContext(flags=buf[4]))
+    info = next(c for c in h.columns if c.name == "s")
+    assert buf[info.start] == StrColTag.FSST
+    return ByteReader(buf, info.start + 1)
+
+
+def _row_position(body, row: int) -> int:
+    """Byte offset of row ``row``'s code-length varint in a scanned block (1-byte lengths)."""
+    r = body.r
+    p = r.pos
+    src = r.array()
+    for _ in range(row):
+        assert src[p] < 0x80
+        p += 1 + int(src[p])
+    return p
 
 
 def test_huge_total_fails_before_allocating(monkeypatch) -> None:

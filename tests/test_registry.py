@@ -82,6 +82,50 @@ def test_every_float_unit_reads_what_it_writes_and_skips_to_the_same_place(codec
     assert r.pos == len(buf) - 1
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), single=st.booleans())
+def test_a_scanned_alp_payload_answers_like_a_full_read(data: st.DataObject, single: bool) -> None:
+    """ALP scanned for late decode: ``values()`` and ``take(rows)`` (exceptions patched at
+    the rows they hit) equal a full read, bit for bit, and the scan ends where the read
+    does; the widths include 0 (a constant) and exceptions include NaN, inf and -0.0."""
+    from qdf_columnar.codecs.floatdec import scan_float
+
+    dt = np.float32 if single else np.float64
+    n = data.draw(st.integers(1, 400))
+    pool = data.draw(st.lists(st.sampled_from([1.25, 3.5, 100.75, -2.0, 7.0]), min_size=1, max_size=5))
+    vals = np.array(data.draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n)), dtype=dt)
+    for i in data.draw(st.lists(st.integers(0, n - 1), max_size=6)):
+        vals[i] = data.draw(st.sampled_from([np.nan, np.inf, -0.0, 1e300 if not single else 3e38, 0.1234567]))
+    buf = bytearray()
+    floatenc.encode_floats(buf, vals, compress=True, force="alp")
+    buf += b"\x99"
+    whole = decode_float_payload(ByteReader(bytes(buf), 0), n=n)
+    r = ByteReader(bytes(buf), 0)
+    payload = scan_float(r, n, True)
+    assert r.pos == len(buf) - 1
+    rows = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1)))), dtype=np.int64)
+    bits = whole.view(np.uint32 if single else np.uint64)
+    assert payload.take(rows).view(bits.dtype).tolist() == bits[rows].tolist()
+    assert payload.values().view(bits.dtype).tolist() == bits.tolist()
+
+
+def test_an_alp_payload_that_could_overflow_is_read_at_once() -> None:
+    """A FOR base near int64's top lets a value overflow: the scan decodes at once, so a
+    damaged body is reported with its offset (a later decode never fails)."""
+    from qdf_columnar.codecs.floatdec import scan_float
+    from qdf_columnar.errors import CorruptDataError
+
+    def alp(base: int, body: bytes) -> bytes:  # F4 0B n=2, exponent 0, zigzag FOR base, width 8, no exceptions
+        return bytes([0xF4, 0x0B, 2, 0]) + encode_uvarint(base << 1) + bytes([8]) + body + bytes([0])
+
+    assert not scan_float(ByteReader(alp(1 << 62, b"\xff\xff"), 0), 2, True).decoded  # cannot overflow: late
+    top = (1 << 63) - 100
+    ok = scan_float(ByteReader(alp(top, b"\x01\x02"), 0), 2, True)
+    assert ok.decoded and ok.values().tolist() == [float(top + 1), float(top + 2)]
+    with pytest.raises(CorruptDataError):
+        scan_float(ByteReader(alp(top, b"\x01\xff"), 0), 2, True)
+
+
 class _Cheapest:
     """A fake integer codec that claims one byte and writes the values as raw."""
 

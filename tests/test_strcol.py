@@ -110,6 +110,25 @@ def test_nullable_string_forms() -> None:
         _roundtrip(vals)
 
 
+@pytest.mark.parametrize("typ", [pa.string(), pa.large_string(), pa.binary(), pa.large_binary()])
+def test_nulls_spread_over_present_strings_without_copying_their_bytes(typ: pa.DataType) -> None:
+    from qdf_columnar.errors import CorruptDataError
+    from qdf_columnar.wire.numeric_arrow import scatter
+
+    words = ["", "a", "bb", "ccc", "dddd", "é"]
+    dense = pa.array([w.encode() if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) else w
+                      for w in words], type=typ).slice(1)  # an offset into its buffers
+    valid = np.array([False, True, True, False, False, True, True, True, False], dtype=bool)
+    got = scatter(dense, valid)
+    it = iter(dense.to_pylist())
+    assert got.to_pylist() == [next(it) if v else None for v in valid]
+    got.validate(full=True)
+    assert got.type == typ and got.null_count == 4
+    assert got.buffers()[2].address == dense.buffers()[2].address  # the value bytes are shared
+    with pytest.raises(CorruptDataError, match="presence mask and value count"):
+        scatter(dense, np.ones(9, dtype=bool))
+
+
 def test_const_block_from_another_writer() -> None:
     # F9 is written by the reference's non-Dense (codegen) path; we must read it.
     from qdf_columnar.format.varint import encode_uvarint

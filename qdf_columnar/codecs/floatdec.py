@@ -9,6 +9,7 @@ from ..errors import UnknownCodecError
 from ..format.reader import ByteReader
 from ..format.tags import Kind, QPackTag
 from .floats.unit import F32, F64, FloatCodec, Fmt
+from .ints.unit import IntPayload
 from .registry import FLOAT_BY_WIRE, payload_name
 
 _FLOAT_TAGS = (int(QPackTag.RAW), int(QPackTag.GORILLA), int(QPackTag.ALP))
@@ -38,6 +39,18 @@ def read_float(r: ByteReader, expect: int | None, copy: bool) -> np.ndarray:
     come back as read-only views of the input; compressed ones always decode afresh)."""
     unit, f, kind = _unit(r)
     return unit.read(r, f, kind, expect, copy)
+
+
+def scan_float(r: ByteReader, expect: int | None, copy: bool) -> IntPayload:
+    """Locate one float payload at ``r.pos``, check it as :func:`read_float` does and
+    leave ``r`` after it; codecs with a ``scan`` (ALP) decode when ``values()`` or
+    ``take(rows)`` asks (only those rows), the others (raw views, Gorilla / Chimp,
+    ALP-RD) here."""
+    unit, f, kind = _unit(r)
+    scan = getattr(unit, "scan", None)
+    if scan is not None:
+        return scan(r, f, kind, expect, copy)
+    return IntPayload(values=unit.read(r, f, kind, expect, copy))
 
 
 def skip_float(r: ByteReader) -> None:

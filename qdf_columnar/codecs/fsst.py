@@ -30,7 +30,7 @@ from ..format.reader import ByteReader
 from ..format.tags import StrColTag
 from ..format.varint import uvarint_len, write_uvarint
 
-__all__ = ["FSST_MIN_ROWS", "fsst_block", "try_write_fsst", "read_fsst", "skip_fsst"]
+__all__ = ["FSST_MIN_ROWS", "FsstBody", "fsst_block", "try_write_fsst", "read_fsst", "scan_fsst", "skip_fsst"]
 
 FSST_MIN_ROWS = 16  # fsstMinElems: below this a per-column table cannot pay off
 PROJECT_MIN_BYTES = 1 << 16  # smaller columns are simply encoded (the trial costs < 0.2 ms)
@@ -165,6 +165,11 @@ def _read_head(r: ByteReader, n: int) -> tuple[np.ndarray, np.ndarray, int]:
 def read_fsst(r: ByteReader, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Decode an F6 block (``r`` just after the tag) into (offsets int64 n + 1, data uint8)."""
     words, lens, total = _read_head(r, n)
+    return _decode_all(r, words, lens, total, n)
+
+
+def _decode_all(r: ByteReader, words: np.ndarray, lens: np.ndarray, total: int,
+                    n: int) -> tuple[np.ndarray, np.ndarray]:
     offsets = alloc.empty(n + 1, np.int64)
     data = alloc.empty(total + _SLACK, np.uint8)
     errpos = np.zeros(1, np.int64)
@@ -177,6 +182,61 @@ def read_fsst(r: ByteReader, n: int) -> tuple[np.ndarray, np.ndarray]:
         raise r.corrupt("invalid FSST codes (unknown code, dangling escape or a size other than declared)")
     r.pos = int(pos)
     return offsets, data[:total]
+
+
+class FsstBody:
+    """An F6 block located and framed but not decoded: :meth:`decode` gives every row
+    (checked exactly as :func:`read_fsst` checks it), :meth:`decode_rows` only the rows
+    a filter kept (their codes checked; the other rows are only framed)."""
+
+    __slots__ = ("r", "words", "lens", "total", "n")
+
+    def __init__(self, r: ByteReader, words: np.ndarray, lens: np.ndarray, total: int, n: int) -> None:
+        self.r, self.words, self.lens, self.total, self.n = r, words, lens, total, n
+
+    def decode(self) -> tuple[np.ndarray, np.ndarray]:
+        """(offsets int64 n + 1, data uint8) of every row."""
+        r = ByteReader(self.r.buf, self.r.pos, self.r.end)
+        r.column = self.r.column
+        return _decode_all(r, self.words, self.lens, self.total, self.n)
+
+    def decode_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(offsets int64 len(rows) + 1, data uint8) of the ascending ``rows``."""
+        r = self.r
+        src = _ro(r.array())
+        rows = _ro(np.ascontiguousarray(rows, dtype=np.int64))
+        offsets = alloc.empty(len(rows) + 1, np.int64)
+        errpos = np.zeros(1, np.int64)
+        args = (src, np.int64(r.pos), np.int64(r.end), rows, self.words, self.lens, offsets)
+        total = fk.fsst_decode_rows(*args, np.empty(0, np.uint8), True, errpos)
+        if total >= 0:
+            data = alloc.empty(int(total) + _SLACK, np.uint8)
+            total = fk.fsst_decode_rows(*args, data, False, errpos)
+        if total < 0:
+            at = ByteReader(r.buf, int(errpos[0]), r.end)
+            at.column = r.column
+            if total == ERR_TRUNCATED:
+                raise at.truncated("FSST codes", 1)
+            raise at.corrupt("invalid FSST codes (unknown code or dangling escape)")
+        return offsets, data[: int(total)]
+
+
+def scan_fsst(r: ByteReader, n: int) -> FsstBody:
+    """Check an F6 block's table, counts and row framing (``r`` just after the tag) and
+    leave ``r`` after it, decoding nothing yet."""
+    words, lens, total = _read_head(r, n)
+    body = ByteReader(r.buf, r.pos, r.end)
+    body.column = r.column
+    errpos = np.zeros(1, np.int64)
+    pos = fk.fsst_skip_rows(_ro(r.array()), np.int64(r.pos), np.int64(r.end), np.int64(n), errpos)
+    if pos < 0:
+        r.pos = int(errpos[0])
+        if pos == ERR_TRUNCATED:
+            raise r.truncated("FSST codes", 1)
+        raise r.corrupt("malformed FSST code length")
+    r.pos = int(pos)
+    body.end = r.pos
+    return FsstBody(body, words, lens, total, n)
 
 
 def skip_fsst(r: ByteReader, n: int) -> None:

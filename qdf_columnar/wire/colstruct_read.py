@@ -16,11 +16,11 @@ import numpy as np
 import pyarrow as pa
 from qdf_kernels import columns as ck
 
+from ..codecs.floatdec import scan_float
 from ..codecs.intdec import IntPayload, scan_int
 from ..codecs.qpack import (
     MAX_ROWS,
     decode_bool_payload,
-    decode_float_payload,
     decode_int_payload,
     skip_payload,
 )
@@ -255,6 +255,7 @@ class ColumnDecoder:
         # them, so a column never depends on the others' bytes.
         self.replay = walk_all or need_rows or not self.h.has_index or any(
             info.name in wanted and _body_touches_state(r, info, self.h.n_rows) for info in self.h.all_columns)
+        n_user = len(self.h.columns)  # the user's columns come first: the schema note is last
         for info in self.h.all_columns:
             if info.kind == ColKind.RESIDUAL:
                 continue  # residual fields follow all the column bodies, row by row
@@ -271,7 +272,7 @@ class ColumnDecoder:
                 info.start = r.pos
             r.column = info.name
             try:
-                if info.name in wanted and info in self.h.columns:
+                if info.name in wanted and info.index < n_user:
                     out[info.name] = self._decode(info)
                 else:
                     self._skip(info)
@@ -355,10 +356,12 @@ class ColumnDecoder:
             # selective filter only at the surviving rows where the codec allows.
             payload = scan_int(self.r, n_present, self.copy)
             dtype = np.int64 if kind == ColKind.INT else np.uint64
-            return Deferred(info.name, lambda rows: _int_array(info, payload, dtype, valid, bitmap, rows))
+            return Deferred(info.name, lambda rows: _payload_array(info, payload, dtype, valid, bitmap, rows))
         if kind == ColKind.FLOAT64:
-            vals = decode_float_payload(self.r, n=n_present, copy=self.copy)
-        elif kind == ColKind.FLOAT32:
+            # Checked now; ALP reconstructs when materialised, for a filter only its rows.
+            payload = scan_float(self.r, n_present, self.copy)
+            return Deferred(info.name, lambda rows: _payload_array(info, payload, np.float64, valid, bitmap, rows))
+        if kind == ColKind.FLOAT32:
             bits = decode_int_payload(self.r, n=n_present)
             if n_present and int(bits.max()) > 0xFFFFFFFF:
                 raise CorruptDataError("float32 column holds a bit pattern wider than 32 bits", offset=self.r.pos)
@@ -424,9 +427,9 @@ class ColumnDecoder:
         return arr.dictionary_encode().cast(typ) if dict_out else arr
 
 
-def _int_array(info: ColumnInfo, payload: IntPayload, dtype: type, valid: np.ndarray | None,
+def _payload_array(info: ColumnInfo, payload: IntPayload, dtype: type, valid: np.ndarray | None,
                bitmap: np.ndarray | None, rows: np.ndarray | None) -> pa.Array:
-    """An integer column's Arrow array: every row, or only ``rows`` taken from the payload."""
+    """An integer or float column's Arrow array: every row, or only ``rows`` taken from the payload."""
     if rows is None:
         return to_arrow(payload.values().astype(dtype, copy=False), valid, None, info.arrow_type, bitmap)
     if valid is None:

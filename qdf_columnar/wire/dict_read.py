@@ -14,11 +14,16 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from qdf_kernels import columns as ck
 
+from ..columns import alloc
 from ..errors import CorruptDataError, QdfError
 from ..format.reader import ByteReader
 from ..format.tags import ColKind, ContainerTag
 from .colstruct_read import ColStructHeader, Deferred, read_header, scan_level
+from .numeric_arrow import OFFSET_TYPES as _OFFSET_TYPES
+from .numeric_arrow import scatter
+from .strcol_arrow import expand_entries
 
 
 @dataclass
@@ -90,28 +95,59 @@ class DictionaryColumn:
         if len(codes) > codes.null_count:
             top = pc.max(codes).as_py()
             if top >= len(self.values):
-                raise CorruptDataError(f"dictionary code {top} is outside a dictionary of {len(self.values)} values",
-                                       column=self.name)
+                raise self._outside(top)
         return codes
+
+    def _outside(self, top: int) -> CorruptDataError:
+        return CorruptDataError(f"dictionary code {top} is outside a dictionary of {len(self.values)} values",
+                                column=self.name)
 
     def _indices(self, rows: np.ndarray | None) -> pa.Array:
         return self._codes(rows).cast(pa.int32())
 
     def _expand(self, rows: np.ndarray | None) -> pa.Array:
-        """The values of ``rows``. Fixed-width values are gathered with numpy straight from
-        the codes' buffer (a third of pyarrow's take on uint64 codes cast to int32)."""
+        """The values of ``rows``. Fixed-width values are gathered by one kernel straight
+        from the codes' buffer, which also checks each code against the table (a third
+        of pyarrow's take on uint64 codes cast to int32, and no separate max)."""
         values = self.values
+        if values.type in _OFFSET_TYPES and not values.null_count and len(values):
+            return self._expand_strings(rows)
         width = _FIXED_WIDTH.get(values.type.bit_width) if _fixed_width(values.type) else None
-        codes = self._codes(rows)
-        if width is None or values.null_count or codes.offset or values.offset:
-            return values.take(codes.cast(pa.int32()))
+        if width is None or values.null_count or values.offset or not len(values):
+            return values.take(self._codes(rows).cast(pa.int32()))
+        codes = self.codes(rows)
+        if codes.offset:
+            return values.take(self._codes(rows).cast(pa.int32()))
         n = len(codes)
-        idx = np.frombuffer(codes.buffers()[1], dtype=np.int64, count=n)
+        idx = np.frombuffer(codes.buffers()[1], dtype=np.uint64, count=n)
         table = np.frombuffer(values.buffers()[1], dtype=width, count=len(values))
-        # Null slots may hold any code: clip keeps them in range (their value is masked).
-        out = np.take(table, idx, mode="clip")
+        out = alloc.empty(n, width)
+        if ck.dictionary_take_into(idx, table, out) != n:
+            raise self._outside(int(idx.max()))
         return pa.Array.from_buffers(values.type, n, [codes.buffers()[0] if codes.null_count else None,
                                                       pa.py_buffer(out)], null_count=codes.null_count)
+
+    def _expand_strings(self, rows: np.ndarray | None) -> pa.Array:
+        """String / binary values of ``rows``: the present rows' entries gathered by the
+        dictionary kernel (which range-checks each code), then spread over the nulls
+        without copying the bytes again."""
+        values, codes = self.values, self.codes(rows)
+        n, at = len(codes), codes.offset
+        idx = np.frombuffer(codes.buffers()[1], dtype=np.uint64, count=at + n)[at:]
+        valid = None
+        if codes.null_count:
+            mask = np.frombuffer(codes.buffers()[0], dtype=np.uint8)
+            valid = np.unpackbits(mask, count=at + n, bitorder="little")[at:].view(bool)
+            idx = idx[valid]
+        bufs = values.buffers()
+        off = np.frombuffer(bufs[1], dtype=_OFFSET_TYPES[values.type])[values.offset: values.offset + len(values) + 1]
+        src = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
+        binary = values.type in (pa.binary(), pa.large_binary())
+        try:
+            dense = expand_entries(src, off[:-1], np.diff(off), values.type, binary, codes=idx, validate=False)
+        except CorruptDataError:
+            raise self._outside(int(idx.max())) from None
+        return dense if valid is None else scatter(dense, valid)
 
     def _dictionary(self, rows: np.ndarray | None) -> pa.DictionaryArray:
         return pa.DictionaryArray.from_arrays(self._indices(rows), self.values)

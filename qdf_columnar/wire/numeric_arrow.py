@@ -26,16 +26,18 @@ def to_arrow(
     bitmap: np.ndarray | None = None,
 ) -> pa.Array:
     validity = None
+    if valid is not None and rows is not None:  # only the selected rows' values move
+        sel_valid, present = present_positions(valid, bitmap, rows)
+        if len(present) and present[-1] >= len(vals):
+            raise CorruptDataError("presence mask and value count disagree")
+        return present_to_arrow(vals[present], sel_valid, typ)
     if valid is not None:
         full = alloc.empty(len(valid), vals.dtype)
         src = np.ascontiguousarray(vals)
         if ck.scatter_present_into(src, np.ascontiguousarray(bitmap), full) != len(src):
             raise CorruptDataError("presence mask and value count disagree")
         vals = full
-        if rows is not None:
-            vals = vals[rows]
-            valid = valid[rows]
-        elif not pa.types.is_boolean(typ):
+        if not pa.types.is_boolean(typ):
             # The v1 presence mask is bit for bit an Arrow validity bitmap (LSB-first, 1 = present).
             validity = pa.py_buffer(np.ascontiguousarray(bitmap))
     elif rows is not None:
@@ -62,8 +64,18 @@ def present_to_arrow(present: np.ndarray, sel_valid: np.ndarray, typ: pa.DataTyp
     return _finish(vals, sel_valid, None, typ)
 
 
+#: Arrow types whose values are the numpy dtype's bytes as they are (the common case,
+#: answered before the general logical-type restoration below).
+_PLAIN = {pa.int64(): np.dtype(np.int64), pa.uint64(): np.dtype(np.uint64), pa.float64(): np.dtype(np.float64),
+          pa.int32(): np.dtype(np.int32), pa.float32(): np.dtype(np.float32)}
+
+
 def _finish(vals: np.ndarray, valid: np.ndarray | None, validity: pa.Buffer | None, typ: pa.DataType) -> pa.Array:
     """Values (all rows, nulls' slots ignored) as an array of the column's logical type."""
+    plain = _PLAIN.get(typ)  # (never compare None with a dtype: np.dtype(None) is float64)
+    if plain is not None and vals.dtype == plain and (valid is None or validity is not None) \
+            and vals.flags.c_contiguous:
+        return pa.Array.from_buffers(typ, len(vals), [validity, pa.py_buffer(vals)])
     if pa.types.is_decimal(typ):
         return from_scaled_int64(vals, typ, validity, mask=None if valid is None else ~valid)
     storage = _storage_type(typ)
@@ -105,13 +117,35 @@ def _restore(arr: pa.Array, typ: pa.DataType) -> pa.Array:
     return arr.cast(typ) if pa.types.is_float16(typ) else arr.view(typ)
 
 
+#: The string and binary types, and the numpy dtype of their offsets.
+OFFSET_TYPES = {
+    pa.string(): np.int32, pa.binary(): np.int32, pa.large_string(): np.int64, pa.large_binary(): np.int64,
+}
+
+
 def scatter(dense_arr: pa.Array, valid: np.ndarray) -> pa.Array:
-    """Spread present values over rows where ``valid`` is True (nulls elsewhere)."""
+    """Spread present values over rows where ``valid`` is True (nulls elsewhere).
+
+    Strings and bytes keep their value bytes: only the offsets are spread (a null row
+    is an empty slot), so a nullable string column costs one pass over its rows
+    instead of a second copy of every string.
+    """
     n = len(valid)
     if n == 0:
         return pa.array([], type=dense_arr.type)
-    idx = np.cumsum(valid) - 1
-    idx = np.where(valid, idx, 0)
     if len(dense_arr) == 0:
         return pa.nulls(n, type=dense_arr.type)
+    off_dtype = OFFSET_TYPES.get(dense_arr.type)
+    if off_dtype is not None and dense_arr.null_count == 0:
+        bufs = dense_arr.buffers()
+        start = dense_arr.offset
+        dense_off = np.frombuffer(bufs[1], dtype=off_dtype)[start: start + len(dense_arr) + 1]
+        offsets = alloc.empty(n + 1, off_dtype)
+        if ck.spread_offsets_into(dense_off, np.ascontiguousarray(valid, dtype=np.bool_), offsets) != len(dense_arr):
+            raise CorruptDataError("presence mask and value count disagree")
+        validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
+        return pa.Array.from_buffers(dense_arr.type, n, [validity, pa.py_buffer(offsets), bufs[2]],
+                                     null_count=n - len(dense_arr))
+    idx = np.cumsum(valid) - 1
+    idx = np.where(valid, idx, 0)
     return dense_arr.take(pa.array(idx, mask=~valid))

@@ -1,8 +1,8 @@
 """Materialise scanned string columns as Arrow arrays (all rows or selected rows).
 
 Dictionary columns expand in one fused kernel pass straight from the packed codes,
-validating UTF-8 once per dictionary entry; alpha-packed columns unpack into one slab
-(or only the selected rows); raw slabs gather into fresh offsets + data. Output
+validating UTF-8 once per dictionary entry; alpha-packed and FSST columns decode into
+one slab (or only the selected rows); raw slabs gather into fresh offsets + data. Output
 buffers come from Arrow's memory pool (:mod:`qdf_columnar.columns.alloc`).
 """
 
@@ -29,6 +29,12 @@ def slices_to_arrow(sl: StringSlices | list[bytes], typ: pa.DataType, rows: np.n
             return pa.array([v.decode("utf-8") for v in vals], type=typ)
         except UnicodeDecodeError as exc:
             raise CorruptDataError(f"string column holds invalid UTF-8 ({exc.reason})") from None
+    if sl.fsst is not None:
+        if rows is not None:  # only the kept rows are decoded
+            offsets, data = sl.fsst.decode_rows(rows)
+            part = StringSlices(data, None, None, offsets=offsets)
+            return _contiguous_to_arrow(part, typ, binary)
+        sl.unpack_fsst()
     if sl.alpha is not None and rows is not None:
         return _alpha_rows_to_arrow(sl, typ, binary, rows)
     if rows is None and sl.offsets is not None:
@@ -71,49 +77,79 @@ def slices_to_arrow(sl: StringSlices | list[bytes], typ: pa.DataType, rows: np.n
     return out
 
 
+#: A dictionary whose entries, padded to the longest one, would take more than this
+#: many bytes is expanded row by row from its entries' slices instead of through the
+#: padded word table (a long-tailed table of 100k titles would otherwise cost a
+#: padded copy far larger than the values).
+WIDE_TABLE_BYTES = 4 << 20
+
+
 def _dict_to_arrow(sl: StringSlices, typ: pa.DataType, binary: bool, rows: np.ndarray | None) -> pa.Array:
     """Expand a dictionary block: validate the (small) table once, then one fused gather."""
     tl = np.ascontiguousarray(sl.table_lens, dtype=np.int64)
+    starts = np.ascontiguousarray(sl.table_starts, dtype=np.int64)
+    packed = sl.packed if rows is None and sl._codes is None and not _wide(tl) else None
+    codes = None if packed is not None else sl.codes if rows is None else sl.codes_at(rows)
+    return expand_entries(sl.src, starts, tl, typ, binary, codes=codes, packed=packed, n=sl.n,
+                          validate=not binary)
+
+
+def _wide(table_lens: np.ndarray) -> bool:
+    width = int(table_lens.max()) if len(table_lens) else 0
+    return len(table_lens) * (((width + 7) >> 3) << 3) > WIDE_TABLE_BYTES
+
+
+def expand_entries(src: np.ndarray, starts: np.ndarray, lens: np.ndarray, typ: pa.DataType, binary: bool, *,
+                   codes: np.ndarray | None = None, packed: tuple[np.ndarray, int] | None = None, n: int = 0,
+                   validate: bool = True) -> pa.Array:
+    """The rows of a dictionary column as a plain string / binary array: entry ``codes[i]``
+    (or code ``i`` of the ``packed`` (body, bits) index of ``n`` rows) of the table whose
+    entries are ``src[starts[k]:starts[k] + lens[k]]``. ``validate`` checks the entries
+    as UTF-8 once (not needed when they come from an Arrow array already checked). A
+    code outside the table is CorruptDataError."""
+    tl = np.ascontiguousarray(lens, dtype=np.int64)
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
     d = len(tl)
-    width = int(tl.max()) if d else 0
-    words = max(1, (width + 7) >> 3)
-    # The entries back to back (one kernel call), checked as UTF-8 by Arrow in one pass,
-    # then spread into fixed-width rows for the fused gather.
-    t_off = np.zeros(d + 1, dtype=np.int64)
-    np.cumsum(tl, out=t_off[1:])
-    flat = np.empty(int(t_off[-1]), dtype=np.uint8)
-    if d:
-        sk.gather_slices_into(sl.src, np.ascontiguousarray(sl.table_starts, dtype=np.int64), tl, t_off, flat)
-    if not binary:
+    if validate:  # the entries back to back (one kernel call), checked by Arrow in one pass
+        t_off = np.zeros(d + 1, dtype=np.int64)
+        np.cumsum(tl, out=t_off[1:])
+        flat = np.empty(int(t_off[-1]), dtype=np.uint8)
+        if d:
+            sk.gather_slices_into(src, starts, tl, t_off, flat)
         entries = pa.Array.from_buffers(pa.large_string(), d, [None, pa.py_buffer(t_off), pa.py_buffer(flat)])
         try:
             entries.validate(full=True)
         except pa.ArrowInvalid:
             raise CorruptDataError("string dictionary entry is not valid UTF-8") from None
-    table = np.zeros((d, words * 8), dtype=np.uint8)
-    if len(flat):
-        entry = np.repeat(np.arange(d), tl)  # (not `rows`: that is the row selection)
-        table[entry, np.arange(len(flat)) - t_off[:-1][entry]] = flat
-    packed = sl.packed if rows is None and sl._codes is None else None
     if packed is not None:  # expand straight from the packed index: no per-row code array
         body, bits = packed
-        n = sl.n
         total = int(sk.dict_total_len_packed(tl, body, np.int64(bits), np.int64(n)))
-        if total < 0:
-            raise CorruptDataError(f"dictionary index out of range for {d} entries")
     else:
-        codes = sl.codes if rows is None else sl.codes_at(rows)
         codes = np.ascontiguousarray(codes, dtype=np.uint64)
         n = len(codes)
         total = int(sk.dict_total_len(tl, codes))
+    if total < 0:
+        raise CorruptDataError(f"dictionary index out of range for {d} entries")
     large = pa.types.is_large_string(typ) or pa.types.is_large_binary(typ) or total >= 2**31 - 1
     offsets = alloc.empty(n + 1, np.int64 if large else np.int32)
     data = alloc.empty(total + 8, np.uint8)
-    words_flat = table.view(np.uint64).ravel()
-    if packed is not None:
-        sk.dict_gather_packed_into(words_flat, np.int64(words), tl, body, np.int64(bits), offsets, data)
+    if codes is not None and _wide(tl):  # each row's bytes straight from its entry's slice
+        row_lens = tl[codes]
+        offsets[0] = 0
+        np.cumsum(row_lens, out=offsets[1:])
+        sk.gather_slices_into(src, starts[codes], row_lens, offsets, data)
     else:
-        sk.dict_gather_into(words_flat, np.int64(words), tl, codes, offsets, data)
+        # Each entry zero-padded to whole little-endian words (one kernel call writes
+        # entry k at k * width), so a row copies 8 bytes at a time.
+        words = max(1, ((int(tl.max()) if d else 0) + 7) >> 3)
+        table = np.zeros(d * words, dtype=np.uint64)
+        if d:
+            slots = np.arange(0, (d + 1) * words * 8, words * 8, dtype=np.int64)
+            sk.gather_slices_into(src, starts, tl, slots, table.view(np.uint8))
+        if packed is not None:
+            sk.dict_gather_packed_into(table, np.int64(words), tl, packed[0], np.int64(packed[1]), offsets, data)
+        else:
+            sk.dict_gather_into(table, np.int64(words), tl, codes, offsets, data)
     if binary:
         base = pa.large_binary() if large else pa.binary()
     else:

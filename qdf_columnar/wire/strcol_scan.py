@@ -45,14 +45,15 @@ def _nibble_lut(alphabet: np.ndarray, a: int) -> np.ndarray:
 class StringSlices:
     """A scanned string column: where each row's bytes are, without copying them yet.
 
-    Three shapes: per-row (start, length) pairs into ``src`` (raw slabs); dictionary
+    Four shapes: per-row (start, length) pairs into ``src`` (raw slabs); dictionary
     codes into a table of (start, length) pairs (codes may still be bit-packed, so a
-    filtered read unpacks only the rows it keeps); or an alpha-packed body (``alpha``)
-    whose characters are unpacked on demand.
+    filtered read unpacks only the rows it keeps); an alpha-packed body (``alpha``)
+    whose characters are unpacked on demand; or an FSST block (``fsst``) decoded on
+    demand, whole or only the rows a filter kept.
     """
 
     __slots__ = ("src", "starts", "lens", "_codes", "table_starts", "table_lens", "offsets", "ascii",
-                 "packed", "n", "alpha", "payload")
+                 "packed", "n", "alpha", "payload", "fsst")
 
     def __init__(self, src, starts, lens, codes=None, table_starts=None, table_lens=None, offsets=None) -> None:
         self.src = src
@@ -68,6 +69,8 @@ class StringSlices:
         self.alpha: tuple[np.ndarray, np.ndarray, int, int] | None = None  # body, alphabet, a, cbits
         #: (QPack integer payload of the codes, its offset, its column) while not decoded
         self.payload: tuple[IntPayload, int, str | None] | None = None
+        #: an F6 block not decoded yet (:class:`..codecs.fsst.FsstBody`)
+        self.fsst = None
 
     def __len__(self) -> int:
         return self.n
@@ -112,6 +115,11 @@ class StringSlices:
         d = len(self.table_lens)
         if len(codes) and int(codes.max()) >= d:
             raise CorruptDataError(f"dictionary index {int(codes.max())} is out of range for {d} entries")
+
+    def unpack_fsst(self) -> None:
+        """Decode an F6 block into a contiguous slab (once)."""
+        self.offsets, self.src = self.fsst.decode()
+        self.fsst = None
 
     def unpack_alpha(self) -> None:
         """Materialise an alpha-packed body into a contiguous slab (once)."""
@@ -234,14 +242,14 @@ def scan_string_column(r: ByteReader, n: int, dense, *, skip: bool = False) -> S
         r.pos += 1
         return _read_alpha(r, n, skip=skip)
     if tag == StrColTag.FSST:
-        from ..codecs.fsst import read_fsst, skip_fsst
+        from ..codecs.fsst import scan_fsst, skip_fsst
 
         r.pos += 1
         if skip:
             skip_fsst(r, n)
             return StringSlices(np.zeros(0, np.uint8), np.zeros(n, np.int64), np.zeros(n, np.int64))
-        offsets, data = read_fsst(r, n)
-        sl = StringSlices(data, None, None, offsets=offsets)
+        sl = StringSlices(np.zeros(0, np.uint8), None, None)
+        sl.fsst = scan_fsst(r, n)  # framed now; decoded when materialised (a filter's rows only)
         sl.n = n
         return sl
     r.need(n, "per-value strings")  # each value takes at least one byte

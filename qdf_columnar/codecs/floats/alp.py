@@ -18,10 +18,11 @@ import numpy as np
 from qdf_kernels import alp as kalp
 
 from ...columns import alloc
-from ...errors import TruncatedError
+from ...errors import CorruptDataError, TruncatedError
 from ...format.reader import ByteReader
 from ...format.tags import Kind, QPackTag
 from ...format.varint import MASK64, uvarint_len, write_uvarint, zigzag
+from ..ints.unit import IntPayload
 from . import unit
 from .unit import FloatPlan, Fmt
 
@@ -31,6 +32,7 @@ ALP_SEARCH = 15
 # Go builds alpPow10 by repeated *10 (exact through 10**22) and alpInv10 as 1.0/p.
 _POW10 = [float(10**i) for i in range(ALP_MAX_EXP + 1)]
 _INV10 = [1.0 / p for p in _POW10]
+_I64_MAX = (1 << 63) - 1
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,52 @@ class Alp:
             unit.check(r, end, "ALP exception list", at)
             r.pos += end
         return out
+
+    def scan(self, r: ByteReader, f: Fmt, kind: int, expect: int | None, copy: bool) -> IntPayload:
+        """:meth:`read` with the decode left to the values' first use: the header, body
+        size and exception list are checked now, and ``take(rows)`` reconstructs only
+        those rows. A body whose FOR base lets some value overflow int64 decodes here,
+        so that error still names its offset and a later decode cannot fail."""
+        begin = r.pos
+        c, d, exact, for_min, width, start = self._header(r, f, expect)
+        if c and for_min > 0 and (1 << width) - 1 > _I64_MAX - for_min:
+            r.pos = begin
+            return IntPayload(values=self.read(r, f, kind, expect, copy))
+        if c == 0:
+            return IntPayload(values=alloc.empty(0, f.fdt))
+        body = r.take_array((c * width + 7) // 8, "ALP body")
+        k = unit.exception_count(r, c, 1 + f.width)
+        where = np.empty(k, dtype=np.int64)
+        bits = np.empty(k, dtype=np.uint64)
+        if k:
+            at = r.pos
+            tail = r.array()[r.pos : r.end]
+            end = int(kalp.alp_exceptions_into(tail, 0, k, f.width, c, where, bits))
+            unit.check(r, end, "ALP exception list", at)
+            r.pos += end
+        patch = bits.astype(f.udt, copy=False)
+        pe, ie, base = _POW10[d], _INV10[d], np.int64(for_min)
+
+        def decode() -> np.ndarray:
+            out = alloc.empty(c, f.fdt)
+            if kalp.alp_decode(body, width, base, pe, ie, exact, out) != c:  # pragma: no cover - checked above
+                raise CorruptDataError("ALP body", column=r.column, offset=start)
+            out.view(f.udt)[where] = patch
+            return out
+
+        def take(rows: np.ndarray) -> np.ndarray:
+            rows = np.ascontiguousarray(rows, dtype=np.int64)
+            out = alloc.empty(len(rows), f.fdt)
+            if kalp.alp_decode_at(body, width, base, pe, ie, exact, rows, out) != len(rows):  # pragma: no cover
+                raise CorruptDataError("ALP body", column=r.column, offset=start)
+            if k and len(rows):
+                at = np.searchsorted(rows, where)
+                hit = at < len(rows)
+                hit[hit] = rows[at[hit]] == where[hit]
+                out.view(f.udt)[at[hit]] = patch[hit]
+            return out
+
+        return IntPayload(decode, take)
 
     def skip(self, r: ByteReader, f: Fmt, kind: int) -> None:
         c, _, _, _, width, _ = self._header(r, f, None)

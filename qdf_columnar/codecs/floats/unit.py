@@ -11,7 +11,10 @@ memory speed (``memory_speed``: the balanced mode uses only those), and methods:
 * ``encode(out, a, f, plan)``: append the payload of a plan;
 * ``read(r, f, kind, expect)``: with ``r`` just after the kind byte, the values as a
   fresh array (raw: a view when ``copy`` is off), leaving ``r`` after the payload;
-* ``skip(r, f, kind)``: the same checks, nothing decoded.
+* ``skip(r, f, kind)``: the same checks, nothing decoded;
+* optionally ``scan(r, f, kind, expect, copy)``: ``read``'s checks, the values left to
+  an :class:`..ints.unit.IntPayload` that decodes them (or only ``take(rows)``) on
+  first use; :func:`..floatdec.scan_float` wraps ``read`` for units without one.
 
 The picker (:func:`..floatenc.encode_floats`) keeps the smallest candidate by the
 rule :func:`replaces` states.
