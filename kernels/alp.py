@@ -98,6 +98,15 @@ def alp_score(vals, bits, sign, pe, ie, out):
 
 
 @kernel
+def alp_score_exponents(vals, bits, sign, pows, invs, out):
+    """:func:`alp_score` for every exponent d of ``pows`` / ``invs`` (10^d, 10^-d) in one
+    call: out[d] (int64[k, 6]) is alp_score's row for exponent d."""
+    for d in range(pows.shape[0]):
+        alp_score(vals, bits, sign, pows[d], invs[d], out[d])
+    return 0
+
+
+@kernel
 def alp_pack(vals, bits, sign, pe, ie, mode, for_min, width, body, exc_idx):
     """Pack (I - forMin) at ``width`` bits LSB-first into ``body`` (exception slots 0).
 
@@ -578,6 +587,7 @@ def _warmup() -> None:
             vals.flags.writeable = writable
             bits = vals.view(bdt)
             alp_score(vals, bits, s, 100.0, 0.01, stats)
+            alp_score_exponents(vals, bits, s, np.array([1.0, 10.0]), np.array([1.0, 0.1]), np.empty((2, 6), np.int64))
             idx = np.zeros(3, dtype=np.int64)
             nexc = alp_pack(vals, bits, s, 100.0, 0.01, mode, np.int64(0), 8, src_rw, idx)
             alp_put_exceptions(idx, nexc, bits, vb, src_rw, 8)

@@ -61,7 +61,11 @@ def present_to_arrow(present: np.ndarray, sel_valid: np.ndarray, typ: pa.DataTyp
     where ``sel_valid`` (see :func:`present_positions`)."""
     vals = np.zeros(len(sel_valid), dtype=present.dtype)
     vals[sel_valid] = present
-    return _finish(vals, sel_valid, None, typ)
+    validity = None
+    storage = _storage_type(typ)
+    if not pa.types.is_boolean(storage) and not pa.types.is_decimal(storage):  # those two take a mask
+        validity = pa.py_buffer(np.packbits(sel_valid, bitorder="little"))
+    return _finish(vals, sel_valid, validity, typ)
 
 
 #: Arrow types whose values are the numpy dtype's bytes as they are (the common case,

@@ -54,11 +54,27 @@ def _score(a: np.ndarray, f: Fmt, d: int) -> tuple[int, int, int, bool]:
     """Go alpScoreExp / alpScoreExpF32: (forMin, width, exc, exact) at exponent d."""
     st = np.empty(6, dtype=np.int64)
     kalp.alp_score(a, a.view(f.udt), f.udt.type(f.sign), _POW10[d], _INV10[d], st)
-    mn_m, mx_m, exc_m, mn_d, mx_d, exc_d = (int(x) for x in st)
+    return _verdict(st.tolist(), f, int(a.shape[0]))
+
+
+#: 10^d and 10^-d for the exponents the encoder searches, as the kernel takes them.
+_SEARCH_POW = np.array(_POW10[: ALP_SEARCH + 1])
+_SEARCH_INV = np.array(_INV10[: ALP_SEARCH + 1])
+
+
+def _scores(a: np.ndarray, f: Fmt) -> list[tuple[int, int, int, bool]]:
+    """:func:`_score` at every searched exponent, from one kernel call."""
+    st = np.empty((ALP_SEARCH + 1, 6), dtype=np.int64)
+    kalp.alp_score_exponents(a, a.view(f.udt), f.udt.type(f.sign), _SEARCH_POW, _SEARCH_INV, st)
+    n = int(a.shape[0])
+    return [_verdict(row, f, n) for row in st.tolist()]
+
+
+def _verdict(st: list[int], f: Fmt, n: int) -> tuple[int, int, int, bool]:
+    mn_m, mx_m, exc_m, mn_d, mx_d, exc_d = st
     exact = False
     if f.width == 8:
         # Reconstruction chosen by bytes (13 B per exception); ties keep multiply.
-        n = a.shape[0]
         cost_d = (_width_of(mn_d, mx_d) * n + 7) // 8 + exc_d * 13
         cost_m = (_width_of(mn_m, mx_m) * n + 7) // 8 + exc_m * 13
         exact = cost_d < cost_m
@@ -80,8 +96,7 @@ def alp_plan(a: np.ndarray) -> tuple[AlpPlan | None, int]:
     sample = np.ascontiguousarray(sample)
     exc_cost = 10 if f.width == 8 else 6
     best_d, best_cost = 0, None
-    for d in range(ALP_SEARCH + 1):
-        _, w, exc, _ = _score(sample, f, d)
+    for d, (_, w, exc, _) in enumerate(_scores(sample, f)):
         cost = (w * sample.shape[0] + 7) // 8 + exc * exc_cost
         if best_cost is None or cost < best_cost:
             best_d, best_cost = d, cost
