@@ -242,6 +242,30 @@ def test_a_damaged_row_is_found_where_its_rows_are_decoded() -> None:
     assert err.value.column == "s"
 
 
+def test_rows_that_end_before_their_column_body_are_corrupt() -> None:
+    """With a column index the block's end comes from the index; a full decode checks
+    the rows end exactly there (one byte of slack planted after them is reported)."""
+    import pyarrow as pa
+
+    import qdf_columnar as qdf
+    from qdf_columnar.wire.colstruct_read import read_header
+    from qdf_columnar.wire.context import DecodeContext
+
+    strs = _urls(np.random.default_rng(4), 300)
+    buf = qdf.encode(pa.table({"s": strs}), mode="balanced")
+    r = ByteReader(buf, 6)
+    h = read_header(r, DecodeContext(flags=buf[4]))
+    info = h.columns[0]
+    assert buf[info.start] == StrColTag.FSST and len(h.all_columns) == 1  # no schema note: one body, last
+    index_at = h.body_start - 4 * len(h.all_columns)
+    bad = bytearray(buf)
+    bad[index_at: index_at + 4] = (info.length + 1).to_bytes(4, "little")
+    bad[info.start + info.length: info.start + info.length] = b"\x00"
+    assert qdf.decode(buf, output="arrow").column("s").to_pylist() == strs
+    with pytest.raises(CorruptDataError, match="end 1 bytes before"):
+        qdf.decode(bytes(bad))
+
+
 def _fsst_reader(buf: bytes) -> ByteReader:
     """A reader just after the F6 tag of the only FSST column of a 2-column batch."""
     from qdf_columnar.wire.colstruct_read import read_header

@@ -195,10 +195,13 @@ class FsstBody:
         self.r, self.words, self.lens, self.total, self.n = r, words, lens, total, n
 
     def decode(self) -> tuple[np.ndarray, np.ndarray]:
-        """(offsets int64 n + 1, data uint8) of every row."""
+        """(offsets int64 n + 1, data uint8) of every row, which must end the block."""
         r = ByteReader(self.r.buf, self.r.pos, self.r.end)
         r.column = self.r.column
-        return _decode_all(r, self.words, self.lens, self.total, self.n)
+        out = _decode_all(r, self.words, self.lens, self.total, self.n)
+        if r.pos != r.end:
+            raise r.corrupt(f"FSST rows end {r.end - r.pos} bytes before their column body", r.pos)
+        return out
 
     def decode_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(offsets int64 len(rows) + 1, data uint8) of the ascending ``rows``."""
@@ -221,12 +224,20 @@ class FsstBody:
         return offsets, data[: int(total)]
 
 
-def scan_fsst(r: ByteReader, n: int) -> FsstBody:
-    """Check an F6 block's table, counts and row framing (``r`` just after the tag) and
-    leave ``r`` after it, decoding nothing yet."""
+def scan_fsst(r: ByteReader, n: int, end: int | None = None) -> FsstBody:
+    """Check an F6 block's table and counts (``r`` just after the tag) and leave ``r``
+    after it, decoding nothing yet. The rows' framing is walked now, unless ``end`` (the
+    column body's end, from a column index) says where the block ends: a full decode
+    then checks the rows end exactly there, and a decode of some rows frames the rows
+    up to them."""
     words, lens, total = _read_head(r, n)
     body = ByteReader(r.buf, r.pos, r.end)
     body.column = r.column
+    if end is not None:
+        if end < r.pos or end > r.end:
+            raise r.corrupt(f"the FSST block's column body ends at {end}, outside its rows", r.pos)
+        body.end = r.pos = end
+        return FsstBody(body, words, lens, total, n)
     errpos = np.zeros(1, np.int64)
     pos = fk.fsst_skip_rows(_ro(r.array()), np.int64(r.pos), np.int64(r.end), np.int64(n), errpos)
     if pos < 0:

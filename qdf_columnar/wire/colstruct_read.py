@@ -93,8 +93,11 @@ def _is_binary(t: pa.DataType) -> bool:
     return pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
 
 
-def read_header(r: ByteReader, ctx, *, hybrid: bool = False) -> ColStructHeader:
-    """Parse from just after the EF (or, with ``hybrid``, F7) tag up to the first column body."""
+def read_header(r: ByteReader, ctx, *, hybrid: bool = False, light: bool = False) -> ColStructHeader:
+    """Parse from just after the EF (or, with ``hybrid``, F7) tag up to the first column body.
+
+    ``light`` stops after the column names, kinds and index: no schema note is parsed
+    and no logical type set (for a level that is only sought past)."""
     start = r.pos
     n = r.uvarint("the row count")
     if n > MAX_ROWS:
@@ -148,6 +151,10 @@ def read_header(r: ByteReader, ctx, *, hybrid: bool = False) -> ColStructHeader:
             info.start, info.length = off, int(ln)
             off += int(ln)
     header = ColStructHeader(n, infos, infos, has_index, body_start, end=(off if has_index else -1), hybrid=hybrid)
+    if light:
+        if infos and is_note(infos[-1].name, infos[-1].kind):
+            header.columns = infos[:-1]
+        return header
     if infos and is_note(infos[-1].name, infos[-1].kind):
         types, meta, header.shred, header.dicts, header.independent = parse_note(infos[-1].name)
         header.columns = infos[:-1]
@@ -344,7 +351,8 @@ class ColumnDecoder:
             zc = ZonedColumn(self.r, h, info, start, end)
             return Deferred(info.name, zc, zones=zc)
         if kind == ColKind.STRING:
-            sl = scan_string_column(self.r, n_present, self.ctx.dense)
+            sl = scan_string_column(self.r, n_present, self.ctx.dense,
+                                    end=info.start + info.length if info.length >= 0 else None)
             make_filter = None
             if valid is None and isinstance(sl, StringSlices) and sl.is_dict:
                 vt = info.arrow_type.value_type if pa.types.is_dictionary(info.arrow_type) else info.arrow_type

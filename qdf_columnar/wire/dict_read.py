@@ -31,8 +31,8 @@ class DictionaryLevel:
     """One dictionary level as read: its values (None when not asked for) and their type."""
 
     values: pa.Array | None
-    arrow_type: pa.DataType
-    logical: str  # the query layer's kind of the values ("int", "string", ...)
+    arrow_type: pa.DataType | None  # None (with logical) for a level only sought past
+    logical: str | None  # the query layer's kind of the values ("int", "string", ...)
 
 
 def check_dictionary_columns(h0: ColStructHeader, flat: list[str]) -> None:
@@ -47,13 +47,26 @@ def check_dictionary_columns(h0: ColStructHeader, flat: list[str]) -> None:
 def read_dictionary_levels(r: ByteReader, ctx, names: list[str], wanted: set[str], *,
                            copy: bool, independent: bool = False) -> dict[str, DictionaryLevel]:
     """Read one dictionary level per name of ``names`` (in order), decoding the ``wanted``
-    ones (and walking the others unless the batch's levels are ``independent``)."""
+    ones (and walking the others unless the batch's levels are ``independent``).
+
+    A level not wanted in an independent batch with a column index is sought past after
+    its names and index (its note and types are not parsed): it comes back with no
+    values and no types."""
     out: dict[str, DictionaryLevel] = {}
+    seek = independent and bool(ctx.flags & 0x08)
     for name in names:
         at = r.pos
         if r.u8(f"the dictionary level of {name!r}") != ContainerTag.COL_STRUCT:
             raise CorruptDataError(f"the dictionary level of {name!r} is not a columnar container", offset=at,
                                    column=name)
+        if seek and name not in wanted:
+            h = read_header(r, ctx, light=True)
+            if h.names != [name]:
+                raise CorruptDataError(f"the dictionary level of {name!r} has columns {h.names}, "
+                                       f"expected [{name!r}]", offset=at, column=name)
+            r.pos = h.end
+            out[name] = DictionaryLevel(None, None, None)
+            continue
         h = read_header(r, ctx)
         if h.shred is not None or h.dicts is not None or h.names != [name]:
             raise CorruptDataError(f"the dictionary level of {name!r} has columns {h.names}, expected [{name!r}]",

@@ -159,7 +159,8 @@ def decode_shredded(
                                              independent=h0.independent)
         _as_dictionary_columns(scanned0, dict_levels, categories)
         for name, level in dict_levels.items():
-            flat_kinds[name] = level.logical
+            if level.logical is not None:  # (a level sought past is no filter's column)
+                flat_kinds[name] = level.logical
         if expr is not None:
             validate(expr, {n: ("nested" if nodes[n].children else flat_kinds[n]) for n in top})
     if r.pos != r.end:
@@ -192,7 +193,7 @@ def _as_dictionary_columns(scanned: dict, dict_levels: dict[str, DictionaryLevel
     """Replace the scanned codes of every decoded dictionary column by its dictionary column."""
     listed = set(categories) if isinstance(categories, list) else set()
     for name, level in dict_levels.items():
-        if name in listed and level.logical not in LOGICAL_STRINGS:
+        if name in listed and level.logical is not None and level.logical not in LOGICAL_STRINGS:
             raise QueryError(f"categories= names {name!r}, which is not a string column", column=name)
         if level.values is None:
             continue

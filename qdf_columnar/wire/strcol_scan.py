@@ -160,14 +160,16 @@ def _read_codes(r: ByteReader, n: int, d: int) -> tuple[np.ndarray, int]:
     return r.take_array(nbytes, "dictionary indices"), bits
 
 
-def scan_string_column(r: ByteReader, n: int, dense, *, skip: bool = False) -> StringSlices | list[bytes]:
+def scan_string_column(r: ByteReader, n: int, dense, *, skip: bool = False,
+                       end: int | None = None) -> StringSlices | list[bytes]:
     """Parse one string column body of ``n`` values; no string bytes are copied.
 
     Returns :class:`StringSlices` (per-value bodies are replayed through the Dense
     state by a kernel and gathered into one slab; a list of bytes only when a row
     needed the Python reader, see :func:`_scan_per_value`). With ``skip``
     the caller only needs the reader moved past the body: alpha-packed bodies are
-    then validated for length but not unpacked.
+    then validated for length but not unpacked. ``end``: where the body ends, when a
+    column index says so (an FSST block is then framed when it is decoded, not now).
     """
     src = r.array()
     if n == 0:
@@ -249,7 +251,7 @@ def scan_string_column(r: ByteReader, n: int, dense, *, skip: bool = False) -> S
             skip_fsst(r, n)
             return StringSlices(np.zeros(0, np.uint8), np.zeros(n, np.int64), np.zeros(n, np.int64))
         sl = StringSlices(np.zeros(0, np.uint8), None, None)
-        sl.fsst = scan_fsst(r, n)  # framed now; decoded when materialised (a filter's rows only)
+        sl.fsst = scan_fsst(r, n, end)  # decoded when materialised (a filter's rows only)
         sl.n = n
         return sl
     r.need(n, "per-value strings")  # each value takes at least one byte
