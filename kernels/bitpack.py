@@ -183,6 +183,33 @@ def unpack_for(src, bits, base, out):
 
 
 @kernel
+def unpack_for_gather(src, bits, base, table, out):
+    """``out[i] = table[unpack(i) + base]``: a dictionary column expanded straight from its
+    PackFor codes, no code array in between. The body was sized by the caller's scan
+    (bits <= 56). Returns n, or ERR_CORRUPT at the first code outside ``table``."""
+    n = np.uint64(out.shape[0])
+    b = np.uint64(bits)
+    d = np.uint64(table.shape[0])
+    if b == _U0:
+        if n and base >= d:
+            return ERR_CORRUPT
+        for i in range(n):
+            out[i] = table[base]
+        return np.int64(n)
+    nbytes = np.uint64(src.shape[0])
+    mask = (_U1 << b) - _U1
+    nf = fast_count(nbytes, b, n)
+    for i in range(n):
+        bit = i * b
+        w = load_le64(src, bit >> _U3) if i < nf else load_le64_tail(src, bit >> _U3)
+        c = ((w >> (bit & _U7)) & mask) + base
+        if c >= d:
+            return ERR_CORRUPT
+        out[i] = table[c]
+    return np.int64(n)
+
+
+@kernel
 def unpack_delta(src, bits, first, min_delta, out):
     """Delta+FOR decode: out[0] = first, out[i] = out[i-1] + unpack(i-1) + min_delta (wrapping).
 
@@ -298,3 +325,6 @@ def _warmup() -> None:
         unpack_delta(src, 1, np.uint64(0), np.uint64(1), out)
         unpack_dict(src, 2, table, out)
         take_for(src, 3, np.uint64(0), np.arange(3, dtype=np.int64), out[:3])
+        for dt in (np.uint8, np.uint16, np.uint32, np.uint64):  # dictionary values: read-only Arrow buffers
+            values = np.frombuffer(np.zeros(8, dt).tobytes(), dtype=dt)
+            unpack_for_gather(src, 3, np.uint64(0), values, np.empty(5, dt))

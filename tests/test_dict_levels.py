@@ -216,15 +216,18 @@ _VALUES = {
 }
 
 
+@pytest.mark.parametrize("nullable", [True, False])
 @pytest.mark.parametrize("kind", sorted(_VALUES))
-def test_codes_expand_exactly_and_a_code_outside_is_corrupt_at_its_rows(kind: str) -> None:
-    """Every expansion path (string gather and spread over nulls, fixed-width gather)
-    gives the values of ``take`` and rejects a code past the table, in a full decode
-    and in a filtered read that reaches the bad row, naming the column."""
+def test_codes_expand_exactly_and_a_code_outside_is_corrupt_at_its_rows(kind: str, nullable: bool) -> None:
+    """Every expansion path (string gather and spread over nulls, fixed-width gather,
+    fixed-width straight from PackFor codes) gives the values of ``take`` and rejects a
+    code past the table, in a full decode and in a filtered read that reaches the bad
+    row, naming the column."""
     values = _VALUES[kind]
     raw = np.arange(80) % 4
     mask = np.zeros(80, bool)
-    mask[::7] = True
+    if nullable:
+        mask[::7] = True
     codes = pa.array(raw, type=pa.uint64(), mask=mask)
     buf = _coded_batch(values, codes)
     want = values.take(pa.array(raw, mask=mask))
@@ -242,6 +245,29 @@ def test_codes_expand_exactly_and_a_code_outside_is_corrupt_at_its_rows(kind: st
     assert decode_rows(buf, rows, 80).column("v").to_pylist() == want.take(pa.array(rows)).to_pylist()
     with pytest.raises(CorruptDataError, match="outside a dictionary of 4"):
         decode_rows(buf, np.array([41]), 80)
+
+
+def test_fixed_width_values_expand_straight_from_packfor_codes(monkeypatch) -> None:
+    """Non-null PackFor codes of a fixed-width dictionary expand in one kernel pass (no
+    code array); the values equal ``take``'s."""
+    from qdf_kernels import bitpack
+
+    calls = []
+    real = bitpack.unpack_for_gather
+    monkeypatch.setattr(bitpack, "unpack_for_gather", lambda *a: calls.append(1) or real(*a))
+    values = pa.array(np.round(RNG.normal(size=300), 2))
+    raw = RNG.integers(0, 300, 5000)
+    buf = _coded_batch(values, pa.array(raw, type=pa.uint64()))
+    assert qdf.explain(buf).set_index("column")["codec"].iloc[1] == "dictionary codes: PackFor"
+    got = qdf.decode(buf, output="arrow").column("v").combine_chunks()
+    assert calls
+    assert got.to_numpy().view(np.uint64).tolist() == values.take(pa.array(raw)).to_numpy().view(np.uint64).tolist()
+    raw[4321] = 300  # one past the table, still inside the 9-bit frame
+    bad = _coded_batch(values, pa.array(raw, type=pa.uint64()))
+    assert qdf.explain(bad).set_index("column")["codec"].iloc[1] == "dictionary codes: PackFor"
+    with pytest.raises(CorruptDataError, match="code 300 is outside a dictionary of 300") as err:
+        qdf.decode(bad)
+    assert err.value.column == "v"
 
 
 @pytest.mark.parametrize("distinct", [200, 500])  # a ColStrDict block; a dictionary level

@@ -193,13 +193,16 @@ class Deferred:
     table), so a comparison runs once per distinct value instead of once per row.
     """
 
-    __slots__ = ("name", "_make", "_make_filter", "zones")
+    __slots__ = ("name", "_make", "_make_filter", "zones", "payload")
 
-    def __init__(self, name: str, make, make_filter=None, zones=None) -> None:
+    def __init__(self, name: str, make, make_filter=None, zones=None, payload=None) -> None:
         self.name = name
         self._make = make
         self._make_filter = make_filter
         self.zones = zones  # a ZonedColumn when the body is an F1 zone chunk
+        #: (IntPayload, row count) of a non-nullable integer column (dictionary codes
+        #: expand straight from it)
+        self.payload = payload
 
     def __call__(self, rows: np.ndarray | None = None) -> pa.Array:
         try:
@@ -364,7 +367,8 @@ class ColumnDecoder:
             # selective filter only at the surviving rows where the codec allows.
             payload = scan_int(self.r, n_present, self.copy)
             dtype = np.int64 if kind == ColKind.INT else np.uint64
-            return Deferred(info.name, lambda rows: _payload_array(info, payload, dtype, valid, bitmap, rows))
+            return Deferred(info.name, lambda rows: _payload_array(info, payload, dtype, valid, bitmap, rows),
+                            payload=(payload, n) if valid is None else None)
         if kind == ColKind.FLOAT64:
             # Checked now; ALP reconstructs when materialised, for a filter only its rows.
             payload = scan_float(self.r, n_present, self.copy)

@@ -128,12 +128,21 @@ class DictionaryColumn:
         width = _FIXED_WIDTH.get(values.type.bit_width) if _fixed_width(values.type) else None
         if width is None or values.null_count or values.offset or not len(values):
             return values.take(self._codes(rows).cast(pa.int32()))
+        table = np.frombuffer(values.buffers()[1], dtype=width, count=len(values))
+        source = getattr(self.codes, "payload", None)
+        if rows is None and source is not None:  # straight from the packed codes: no code array
+            payload, n = source
+            out = alloc.empty(n, width)
+            done = payload.gather(table, out)
+            if done is not None:
+                if done != n:
+                    raise self._outside(int(payload.values().max()))
+                return pa.Array.from_buffers(values.type, n, [None, pa.py_buffer(out)])
         codes = self.codes(rows)
         if codes.offset:
             return values.take(self._codes(rows).cast(pa.int32()))
         n = len(codes)
         idx = np.frombuffer(codes.buffers()[1], dtype=np.uint64, count=n)
-        table = np.frombuffer(values.buffers()[1], dtype=width, count=len(values))
         out = alloc.empty(n, width)
         if ck.dictionary_take_into(idx, table, out) != n:
             raise self._outside(int(idx.max()))

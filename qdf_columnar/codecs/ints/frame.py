@@ -59,7 +59,10 @@ class FrameOfReference:
             bitpack.take_for(src, bits, base, np.ascontiguousarray(rows, dtype=np.int64), out.view(np.uint64))
             return out
 
-        return IntPayload(decode, take)
+        def gather(table: np.ndarray, out: np.ndarray) -> int:
+            return int(bitpack.unpack_for_gather(src, bits, base, table, out))
+
+        return IntPayload(decode, take, gather=None if signed else gather)
 
     def skip(self, r: ByteReader, expect: int | None, depth: int, child: ChildReader) -> None:
         self.read(r, expect, False, depth, child)

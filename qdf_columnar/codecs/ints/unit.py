@@ -59,16 +59,20 @@ class IntPayload:
 
     ``values()`` is the whole column (decoded once, then kept); ``take(rows)`` the values
     at ascending row numbers of the payload, straight from the encoded bytes when the
-    unit supplies a ``take`` (the other rows are never unpacked), else from ``values()``.
+    unit supplies a ``take`` (the other rows are never unpacked), else from ``values()``;
+    ``gather(table, out)`` a dictionary's entries by these values as codes, when the
+    unit can expand them without a code array.
     """
 
-    __slots__ = ("_decode", "_take", "_values")
+    __slots__ = ("_decode", "_take", "_values", "_gather")
 
     def __init__(self, decode: Callable[[], np.ndarray] | None = None,
-                 take: Callable[[np.ndarray], np.ndarray] | None = None, values: np.ndarray | None = None) -> None:
+                 take: Callable[[np.ndarray], np.ndarray] | None = None, values: np.ndarray | None = None,
+                 gather: Callable[[np.ndarray, np.ndarray], int] | None = None) -> None:
         self._decode = decode
         self._take = take
         self._values = values
+        self._gather = gather
 
     @property
     def decoded(self) -> bool:
@@ -85,6 +89,15 @@ class IntPayload:
         if self._take is None or self._values is not None:
             return self.values()[rows]
         return self._take(rows)
+
+    def gather(self, table: np.ndarray, out: np.ndarray) -> int | None:
+        """``out[i] = table[value i]`` for every value, straight from the encoded bytes,
+        when the unit supplies it and nothing is decoded yet: the number of values, or a
+        negative status when a value is outside ``table``. None: not available (decode
+        ``values()`` and index instead)."""
+        if self._gather is None or self._values is not None:
+            return None
+        return self._gather(table, out)
 
 
 class ChildEncoder(Protocol):
