@@ -223,6 +223,23 @@ def _exception_index(src, pos, end):
 
 
 @kernel
+def _exception(src, pos, end, vbytes, n):
+    """One exception (uvarint index < n, ``vbytes`` LE bits) at ``src[pos:end]`` ->
+    (index, bits, new pos, 0 / ERR_TRUNCATED / ERR_CORRUPT)."""
+    idx, pos, status = _exception_index(src, pos, end)
+    if status < 0:
+        return idx, _U0, pos, status
+    if idx >= n:
+        return idx, _U0, pos, ERR_CORRUPT
+    if pos + vbytes > end:
+        return idx, _U0, pos, ERR_TRUNCATED
+    x = _U0
+    for k in range(vbytes):
+        x |= np.uint64(src[pos + k]) << np.uint64(8 * k)
+    return idx, x, pos + vbytes, 0
+
+
+@kernel
 def alp_patch(src, pos, nexc, vbytes, out_bits):
     """Apply nexc exceptions (uvarint index, vbytes LE bits) read from src[pos:] to out_bits.
 
@@ -232,17 +249,9 @@ def alp_patch(src, pos, nexc, vbytes, out_bits):
     end = src.shape[0]
     n = np.uint64(out_bits.shape[0])
     for _ in range(nexc):
-        idx, pos, status = _exception_index(src, pos, end)
+        idx, x, pos, status = _exception(src, pos, end, vbytes, n)
         if status < 0:
             return status
-        if idx >= n:
-            return ERR_CORRUPT
-        if pos + vbytes > end:
-            return ERR_TRUNCATED
-        x = _U0
-        for k in range(vbytes):
-            x |= np.uint64(src[pos + k]) << np.uint64(8 * k)
-        pos += vbytes
         out_bits[idx] = x
     return pos
 
@@ -284,17 +293,9 @@ def alp_exceptions_into(src, pos, nexc, vbytes, n, idx_out, bits_out):
     end = src.shape[0]
     un = np.uint64(n)
     for k in range(nexc):
-        idx, pos, status = _exception_index(src, pos, end)
+        idx, x, pos, status = _exception(src, pos, end, vbytes, un)
         if status < 0:
             return status
-        if idx >= un:
-            return ERR_CORRUPT
-        if pos + vbytes > end:
-            return ERR_TRUNCATED
-        x = _U0
-        for t in range(vbytes):
-            x |= np.uint64(src[pos + t]) << np.uint64(8 * t)
-        pos += vbytes
         idx_out[k] = np.int64(idx)
         bits_out[k] = x
     return pos

@@ -175,7 +175,7 @@ def dictionary_masks_into(codes, bitmap, offset, true_of, false_of, null_true, n
 
 def _warmup() -> None:
     mask = np.array([5], dtype=np.uint8)
-    for dt in (np.int64, np.uint64, np.float64, np.float32, np.uint32):
+    for dt in (np.int64, np.uint64, np.float64, np.float32, np.uint32, np.uint16, np.uint8):
         scatter_present_into(np.ones(2, dtype=dt), mask, np.empty(3, dtype=dt))
     rank_present(mask, np.array([0, 2], dtype=np.int64), np.empty(2, np.int64))
     valid = np.array([True, False, True])

@@ -20,7 +20,7 @@ import numpy as np
 
 from ._jit import kernel
 from ._status import ERR_CORRUPT, ERR_OVERFLOW, ERR_TRUNCATED
-from .strings import read_uvarint_at
+from .strings import read_uvarint_at, store_le64
 
 ESCAPE = 255
 MAX_SYMBOLS = 255  # codes 0..254; 255 is the escape
@@ -237,6 +237,32 @@ def fsst_read_table(buf, pos, end, sym_words, sym_lens, errpos):
 
 
 @kernel
+def _decode_codes(buf, p, ce, sym_words, sym_lens, data, o, cap, write):
+    """Expand one row's codes ``buf[p:ce]`` at ``data[o:]`` (when ``write``; each symbol
+    stored as a whole 8-byte word), never past ``cap`` bytes. Returns (new o, 0) or
+    (position of the bad code, ERR_CORRUPT) for an unknown code, a dangling escape or
+    output past ``cap``."""
+    while p < ce:
+        c = buf[p]
+        p += _U1
+        ln = np.uint64(sym_lens[c])
+        if ln != _U0:
+            if o + ln > cap:
+                return p - _U1, ERR_CORRUPT
+            if write:
+                store_le64(data, o, sym_words[c])
+            o += ln
+        elif c == ESCAPE and p < ce and o < cap:
+            if write:
+                data[o] = buf[p]
+            p += _U1
+            o += _U1
+        else:
+            return p - _U1, ERR_CORRUPT
+    return o, 0
+
+
+@kernel
 def fsst_decode_into(buf, pos, end, sym_words, sym_lens, offsets, data, total, errpos):
     """Decode ``len(offsets) - 1`` rows from ``buf[pos:end]`` into ``offsets`` / ``data``.
 
@@ -258,32 +284,11 @@ def fsst_decode_into(buf, pos, end, sym_words, sym_lens, offsets, data, total, e
             return st
         if cl > e - p:
             return ERR_TRUNCATED
-        ce = p + cl
-        while p < ce:
-            c = buf[p]
-            p += _U1
-            ln = np.uint64(sym_lens[c])
-            if ln != _U0:
-                if o + ln > t:
-                    errpos[0] = np.int64(p - _U1)
-                    return ERR_CORRUPT
-                w = sym_words[c]
-                data[o] = np.uint8(w & np.uint64(0xFF))
-                data[o + np.uint64(1)] = np.uint8((w >> np.uint64(8)) & np.uint64(0xFF))
-                data[o + np.uint64(2)] = np.uint8((w >> np.uint64(16)) & np.uint64(0xFF))
-                data[o + np.uint64(3)] = np.uint8((w >> np.uint64(24)) & np.uint64(0xFF))
-                data[o + np.uint64(4)] = np.uint8((w >> np.uint64(32)) & np.uint64(0xFF))
-                data[o + np.uint64(5)] = np.uint8((w >> np.uint64(40)) & np.uint64(0xFF))
-                data[o + np.uint64(6)] = np.uint8((w >> np.uint64(48)) & np.uint64(0xFF))
-                data[o + np.uint64(7)] = np.uint8(w >> np.uint64(56))
-                o += ln
-            elif c == ESCAPE and p < ce and o < t:
-                data[o] = buf[p]
-                p += _U1
-                o += _U1
-            else:
-                errpos[0] = np.int64(p - _U1)
-                return ERR_CORRUPT
+        o, st = _decode_codes(buf, p, p + cl, sym_words, sym_lens, data, o, t, True)
+        if st < 0:
+            errpos[0] = np.int64(o)
+            return st
+        p += cl
         offsets[i + 1] = np.int64(o)
     if o != t:
         errpos[0] = np.int64(p)
@@ -321,45 +326,28 @@ def fsst_decode_rows(buf, pos, end, rows, sym_words, sym_lens, offsets, data, me
     m = rows.shape[0]
     e = np.uint64(end)
     p = np.uint64(pos)
+    cap = np.uint64(data.shape[0]) if not measure else ~_U0
     o = _U0
     offsets[0] = 0
     i = np.int64(0)
     for j in range(m):
         target = rows[j]
-        while i < target:  # framing only
+        while True:
             errpos[0] = np.int64(p)
             cl, p, st = read_uvarint_at(buf, p, e)
             if st < 0:
                 return st
             if cl > e - p:
                 return ERR_TRUNCATED
-            p += cl
+            if i == target:
+                break
+            p += cl  # framing only
             i += 1
-        errpos[0] = np.int64(p)
-        cl, p, st = read_uvarint_at(buf, p, e)
+        o, st = _decode_codes(buf, p, p + cl, sym_words, sym_lens, data, o, cap, not measure)
         if st < 0:
+            errpos[0] = np.int64(o)
             return st
-        if cl > e - p:
-            return ERR_TRUNCATED
-        ce = p + cl
-        while p < ce:
-            c = buf[p]
-            p += _U1
-            ln = np.uint64(sym_lens[c])
-            if ln != _U0:
-                if not measure:
-                    w = sym_words[c]
-                    for k in range(8):
-                        data[o + np.uint64(k)] = np.uint8((w >> (np.uint64(k) * _U8)) & np.uint64(0xFF))
-                o += ln
-            elif c == ESCAPE and p < ce:
-                if not measure:
-                    data[o] = buf[p]
-                p += _U1
-                o += _U1
-            else:
-                errpos[0] = np.int64(p - _U1)
-                return ERR_CORRUPT
+        p += cl
         offsets[j + 1] = np.int64(o)
         i += 1
     return np.int64(o)

@@ -384,6 +384,20 @@ def _warmup() -> None:
 
 
 @kernel
+def store_le64(data, p, v):
+    """``data[p:p+8]`` = ``v`` little-endian, as eight byte stores (LLVM merges them into
+    one unaligned store once this is inlined; ``data`` needs the 8 bytes)."""
+    data[p] = np.uint8(v & np.uint64(0xFF))
+    data[p + np.uint64(1)] = np.uint8((v >> np.uint64(8)) & np.uint64(0xFF))
+    data[p + np.uint64(2)] = np.uint8((v >> np.uint64(16)) & np.uint64(0xFF))
+    data[p + np.uint64(3)] = np.uint8((v >> np.uint64(24)) & np.uint64(0xFF))
+    data[p + np.uint64(4)] = np.uint8((v >> np.uint64(32)) & np.uint64(0xFF))
+    data[p + np.uint64(5)] = np.uint8((v >> np.uint64(40)) & np.uint64(0xFF))
+    data[p + np.uint64(6)] = np.uint8((v >> np.uint64(48)) & np.uint64(0xFF))
+    data[p + np.uint64(7)] = np.uint8(v >> np.uint64(56))
+
+
+@kernel
 def dict_gather_into(table_words, words_per_entry, table_lens, codes, offsets, data):
     """Expand dictionary codes into Arrow ``offsets`` / ``data`` in one pass.
 
@@ -405,14 +419,7 @@ def dict_gather_into(table_words, words_per_entry, table_lens, codes, offsets, d
         for k in range(nw):
             v = table_words[base + k]
             p = o + (np.uint64(k) << np.uint64(3))
-            data[p] = np.uint8(v & np.uint64(0xFF))
-            data[p + np.uint64(1)] = np.uint8((v >> np.uint64(8)) & np.uint64(0xFF))
-            data[p + np.uint64(2)] = np.uint8((v >> np.uint64(16)) & np.uint64(0xFF))
-            data[p + np.uint64(3)] = np.uint8((v >> np.uint64(24)) & np.uint64(0xFF))
-            data[p + np.uint64(4)] = np.uint8((v >> np.uint64(32)) & np.uint64(0xFF))
-            data[p + np.uint64(5)] = np.uint8((v >> np.uint64(40)) & np.uint64(0xFF))
-            data[p + np.uint64(6)] = np.uint8((v >> np.uint64(48)) & np.uint64(0xFF))
-            data[p + np.uint64(7)] = np.uint8(v >> np.uint64(56))
+            store_le64(data, p, v)
         o += ln
         offsets[i + 1] = o
     return np.int64(o)
@@ -528,14 +535,7 @@ def dict_gather_packed_into(table_words, words_per_entry, table_lens, body, bits
         for k in range(nw):
             v = table_words[base + k]
             p = o + (np.uint64(k) << np.uint64(3))
-            data[p] = np.uint8(v & np.uint64(0xFF))
-            data[p + np.uint64(1)] = np.uint8((v >> np.uint64(8)) & np.uint64(0xFF))
-            data[p + np.uint64(2)] = np.uint8((v >> np.uint64(16)) & np.uint64(0xFF))
-            data[p + np.uint64(3)] = np.uint8((v >> np.uint64(24)) & np.uint64(0xFF))
-            data[p + np.uint64(4)] = np.uint8((v >> np.uint64(32)) & np.uint64(0xFF))
-            data[p + np.uint64(5)] = np.uint8((v >> np.uint64(40)) & np.uint64(0xFF))
-            data[p + np.uint64(6)] = np.uint8((v >> np.uint64(48)) & np.uint64(0xFF))
-            data[p + np.uint64(7)] = np.uint8(v >> np.uint64(56))
+            store_le64(data, p, v)
         o += ln
         offsets[i + 1] = o
     return np.int64(o)

@@ -247,9 +247,11 @@ def test_codes_expand_exactly_and_a_code_outside_is_corrupt_at_its_rows(kind: st
         decode_rows(buf, np.array([41]), 80)
 
 
-def test_fixed_width_values_expand_straight_from_packfor_codes(monkeypatch) -> None:
-    """Non-null PackFor codes of a fixed-width dictionary expand in one kernel pass (no
-    code array); the values equal ``take``'s."""
+@pytest.mark.parametrize("nullable", [False, True])
+def test_fixed_width_values_expand_straight_from_packfor_codes(monkeypatch, nullable: bool) -> None:
+    """PackFor codes of a fixed-width dictionary expand in one kernel pass (no code
+    array; with nulls, the present values are then spread over the rows); the values
+    equal ``take``'s and a code past the table is reported."""
     from qdf_kernels import bitpack
 
     calls = []
@@ -257,13 +259,16 @@ def test_fixed_width_values_expand_straight_from_packfor_codes(monkeypatch) -> N
     monkeypatch.setattr(bitpack, "unpack_for_gather", lambda *a: calls.append(1) or real(*a))
     values = pa.array(np.round(RNG.normal(size=300), 2))
     raw = RNG.integers(0, 300, 5000)
-    buf = _coded_batch(values, pa.array(raw, type=pa.uint64()))
+    mask = (RNG.random(5000) < 0.2) if nullable else None
+    if nullable:
+        mask[4321] = False
+    buf = _coded_batch(values, pa.array(raw, type=pa.uint64(), mask=mask))
     assert qdf.explain(buf).set_index("column")["codec"].iloc[1] == "dictionary codes: PackFor"
-    got = qdf.decode(buf, output="arrow").column("v").combine_chunks()
+    got = pa.table({"v": qdf.decode(buf, output="arrow").column("v").combine_chunks()})
     assert calls
-    assert got.to_numpy().view(np.uint64).tolist() == values.take(pa.array(raw)).to_numpy().view(np.uint64).tolist()
+    assert_tables_bit_equal(got, pa.table({"v": values.take(pa.array(raw, mask=mask))}))
     raw[4321] = 300  # one past the table, still inside the 9-bit frame
-    bad = _coded_batch(values, pa.array(raw, type=pa.uint64()))
+    bad = _coded_batch(values, pa.array(raw, type=pa.uint64(), mask=mask))
     assert qdf.explain(bad).set_index("column")["codec"].iloc[1] == "dictionary codes: PackFor"
     with pytest.raises(CorruptDataError, match="code 300 is outside a dictionary of 300") as err:
         qdf.decode(bad)

@@ -238,14 +238,7 @@ def scan_fsst(r: ByteReader, n: int, end: int | None = None) -> FsstBody:
             raise r.corrupt(f"the FSST block's column body ends at {end}, outside its rows", r.pos)
         body.end = r.pos = end
         return FsstBody(body, words, lens, total, n)
-    errpos = np.zeros(1, np.int64)
-    pos = fk.fsst_skip_rows(_ro(r.array()), np.int64(r.pos), np.int64(r.end), np.int64(n), errpos)
-    if pos < 0:
-        r.pos = int(errpos[0])
-        if pos == ERR_TRUNCATED:
-            raise r.truncated("FSST codes", 1)
-        raise r.corrupt("malformed FSST code length")
-    r.pos = int(pos)
+    _frame_rows(r, n)
     body.end = r.pos
     return FsstBody(body, words, lens, total, n)
 
@@ -253,6 +246,11 @@ def scan_fsst(r: ByteReader, n: int, end: int | None = None) -> FsstBody:
 def skip_fsst(r: ByteReader, n: int) -> None:
     """Move ``r`` (just after the F6 tag) past the block, checking its framing only."""
     _read_head(r, n)
+    _frame_rows(r, n)
+
+
+def _frame_rows(r: ByteReader, n: int) -> None:
+    """Walk the ``n`` (code length, codes) rows at ``r.pos``, leaving ``r`` after them."""
     errpos = np.zeros(1, np.int64)
     pos = fk.fsst_skip_rows(_ro(r.array()), np.int64(r.pos), np.int64(r.end), np.int64(n), errpos)
     if pos < 0:

@@ -200,8 +200,8 @@ class Deferred:
         self._make = make
         self._make_filter = make_filter
         self.zones = zones  # a ZonedColumn when the body is an F1 zone chunk
-        #: (IntPayload, row count) of a non-nullable integer column (dictionary codes
-        #: expand straight from it)
+        #: (IntPayload, row count, presence bitmap or None, present count) of an integer
+        #: column: dictionary codes expand straight from it
         self.payload = payload
 
     def __call__(self, rows: np.ndarray | None = None) -> pa.Array:
@@ -368,7 +368,7 @@ class ColumnDecoder:
             payload = scan_int(self.r, n_present, self.copy)
             dtype = np.int64 if kind == ColKind.INT else np.uint64
             return Deferred(info.name, lambda rows: _payload_array(info, payload, dtype, valid, bitmap, rows),
-                            payload=(payload, n) if valid is None else None)
+                            payload=(payload, n, bitmap, n_present))
         if kind == ColKind.FLOAT64:
             # Checked now; ALP reconstructs when materialised, for a filter only its rows.
             payload = scan_float(self.r, n_present, self.copy)

@@ -131,13 +131,19 @@ class DictionaryColumn:
         table = np.frombuffer(values.buffers()[1], dtype=width, count=len(values))
         source = getattr(self.codes, "payload", None)
         if rows is None and source is not None:  # straight from the packed codes: no code array
-            payload, n = source
-            out = alloc.empty(n, width)
-            done = payload.gather(table, out)
+            payload, n, bitmap, n_present = source
+            dense = alloc.empty(n_present, width)
+            done = payload.gather(table, dense)
             if done is not None:
-                if done != n:
+                if done != n_present:
                     raise self._outside(int(payload.values().max()))
-                return pa.Array.from_buffers(values.type, n, [None, pa.py_buffer(out)])
+                if bitmap is None:
+                    return pa.Array.from_buffers(values.type, n, [None, pa.py_buffer(dense)])
+                out = alloc.empty(n, width)  # the present values spread over the rows
+                if ck.scatter_present_into(dense, np.ascontiguousarray(bitmap), out) != n_present:
+                    raise CorruptDataError("presence mask and value count disagree", column=self.name)
+                return pa.Array.from_buffers(values.type, n, [pa.py_buffer(np.ascontiguousarray(bitmap)),
+                                                              pa.py_buffer(out)], null_count=n - n_present)
         codes = self.codes(rows)
         if codes.offset:
             return values.take(self._codes(rows).cast(pa.int32()))
