@@ -79,6 +79,23 @@ def test_no_copy_input_is_never_written_through(every_size: None) -> None:
     assert bytes(raw) == before
 
 
+@pytest.mark.parametrize("mode", ["speed", "balanced"])
+def test_a_decode_shares_no_byte_with_a_bytearray_input(mode: str) -> None:
+    """Without no_copy nothing decoded is a view of the input, presence bitmaps included:
+    changing the bytearray afterwards changes nothing decoded."""
+    rng = np.random.default_rng(3)
+    vals = np.round(rng.normal(size=4000), 1)
+    mask = rng.random(4000) < 0.2
+    t = pa.table({"f": pa.array(vals, mask=mask), "i": pa.array(rng.integers(0, 50, 4000), mask=mask),
+                  "s": pa.array(rng.choice(["a", "bb", "ccc"], 4000).astype(object), mask=mask),
+                  "u": pa.array([f"id-{k:08x}" for k in rng.integers(0, 1 << 31, 4000)])})
+    raw = bytearray(qdf.encode(t, mode=mode))
+    got = qdf.decode(raw, output="arrow")
+    assert got.equals(t)
+    raw[5:] = bytes(len(raw) - 5)  # everything after the header zeroed
+    assert got.equals(t)
+
+
 def test_small_frames_keep_pyarrows_layout() -> None:
     t = _table(100)
     df = qdf.decode(qdf.encode(t))

@@ -142,8 +142,8 @@ class DictionaryColumn:
                 out = alloc.empty(n, width)  # the present values spread over the rows
                 if ck.scatter_present_into(dense, np.ascontiguousarray(bitmap), out) != n_present:
                     raise CorruptDataError("presence mask and value count disagree", column=self.name)
-                return pa.Array.from_buffers(values.type, n, [pa.py_buffer(np.ascontiguousarray(bitmap)),
-                                                              pa.py_buffer(out)], null_count=n - n_present)
+                validity = pa.py_buffer(np.array(bitmap, dtype=np.uint8))  # a copy: never the input's bytes
+                return pa.Array.from_buffers(values.type, n, [validity, pa.py_buffer(out)], null_count=n - n_present)
         codes = self.codes(rows)
         if codes.offset:
             return values.take(self._codes(rows).cast(pa.int32()))

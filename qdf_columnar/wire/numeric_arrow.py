@@ -38,8 +38,9 @@ def to_arrow(
             raise CorruptDataError("presence mask and value count disagree")
         vals = full
         if not pa.types.is_boolean(typ):
-            # The v1 presence mask is bit for bit an Arrow validity bitmap (LSB-first, 1 = present).
-            validity = pa.py_buffer(np.ascontiguousarray(bitmap))
+            # The v1 presence mask is bit for bit an Arrow validity bitmap (LSB-first, 1 = present);
+            # copied (n / 8 bytes), since the input may be a bytearray its owner changes later.
+            validity = pa.py_buffer(np.array(bitmap, dtype=np.uint8))
     elif rows is not None:
         vals = vals[rows]
     return _finish(vals, valid, validity, typ)
