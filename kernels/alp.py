@@ -163,6 +163,12 @@ def alp_put_exceptions(exc_idx, nexc, bits, vbytes, out, pos):
 
 
 @kernel
+def _alp_value(iv, pe, ie, exact):
+    """The float of integer I: I / 10^d (``exact``, divide) or I * 10^-d (multiply)."""
+    return np.float64(iv) / pe if exact else np.float64(iv) * ie
+
+
+@kernel
 def alp_decode(src, width, for_min, pe, ie, exact, out):
     """Unpack the FOR body and reconstruct into ``out`` (float64 or float32, length n).
 
@@ -173,7 +179,7 @@ def alp_decode(src, width, for_min, pe, ie, exact, out):
     n = np.uint64(out.shape[0])
     b = np.uint64(width)
     if b == _U0:
-        c = np.float64(for_min) / pe if exact else np.float64(for_min) * ie
+        c = _alp_value(for_min, pe, ie, exact)
         for i in range(n):
             out[i] = c
         return np.int64(n)
@@ -194,11 +200,7 @@ def alp_decode(src, width, for_min, pe, ie, exact, out):
         u = np.int64((w >> (bit & _U7)) & mask)  # < 2**56: never negative
         if u > lim:
             return ERR_CORRUPT
-        iv = u + for_min
-        if exact:
-            out[i] = np.float64(iv) / pe
-        else:
-            out[i] = np.float64(iv) * ie
+        out[i] = _alp_value(u + for_min, pe, ie, exact)
     return np.int64(n)
 
 
@@ -263,7 +265,7 @@ def alp_decode_at(src, width, for_min, pe, ie, exact, rows, out):
     or ERR_CORRUPT when a value's I = unpacked + forMin overflows int64."""
     b = np.uint64(width)
     if b == _U0:
-        c = np.float64(for_min) / pe if exact else np.float64(for_min) * ie
+        c = _alp_value(for_min, pe, ie, exact)
         for j in range(rows.shape[0]):
             out[j] = c
         return np.int64(rows.shape[0])
@@ -277,11 +279,7 @@ def alp_decode_at(src, width, for_min, pe, ie, exact, rows, out):
         u = np.int64((w >> (bit & _U7)) & mask)
         if u > lim:
             return ERR_CORRUPT
-        iv = u + for_min
-        if exact:
-            out[j] = np.float64(iv) / pe
-        else:
-            out[j] = np.float64(iv) * ie
+        out[j] = _alp_value(u + for_min, pe, ie, exact)
     return np.int64(rows.shape[0])
 
 

@@ -237,6 +237,16 @@ def fsst_read_table(buf, pos, end, sym_words, sym_lens, errpos):
 
 
 @kernel
+def _row_length(buf, p, e):
+    """One row's uvarint code length at ``buf[p:e]`` -> (length, position after it,
+    0 / ERR_TRUNCATED / ERR_CORRUPT); ERR_TRUNCATED also when the codes run past ``e``."""
+    cl, p, st = read_uvarint_at(buf, p, e)
+    if st >= 0 and cl > e - p:
+        st = ERR_TRUNCATED
+    return cl, p, st
+
+
+@kernel
 def _decode_codes(buf, p, ce, sym_words, sym_lens, data, o, cap, write):
     """Expand one row's codes ``buf[p:ce]`` at ``data[o:]`` (when ``write``; each symbol
     stored as a whole 8-byte word), never past ``cap`` bytes. Returns (new o, 0) or
@@ -279,11 +289,9 @@ def fsst_decode_into(buf, pos, end, sym_words, sym_lens, offsets, data, total, e
     offsets[0] = 0
     for i in range(n):
         errpos[0] = np.int64(p)
-        cl, p, st = read_uvarint_at(buf, p, e)
+        cl, p, st = _row_length(buf, p, e)
         if st < 0:
             return st
-        if cl > e - p:
-            return ERR_TRUNCATED
         o, st = _decode_codes(buf, p, p + cl, sym_words, sym_lens, data, o, t, True)
         if st < 0:
             errpos[0] = np.int64(o)
@@ -303,11 +311,9 @@ def fsst_skip_rows(buf, pos, end, n, errpos):
     p = np.uint64(pos)
     for _ in range(n):
         errpos[0] = np.int64(p)
-        cl, p, st = read_uvarint_at(buf, p, e)
+        cl, p, st = _row_length(buf, p, e)
         if st < 0:
             return st
-        if cl > e - p:
-            return ERR_TRUNCATED
         p += cl
     return np.int64(p)
 
@@ -334,11 +340,9 @@ def fsst_decode_rows(buf, pos, end, rows, sym_words, sym_lens, offsets, data, me
         target = rows[j]
         while True:
             errpos[0] = np.int64(p)
-            cl, p, st = read_uvarint_at(buf, p, e)
+            cl, p, st = _row_length(buf, p, e)
             if st < 0:
                 return st
-            if cl > e - p:
-                return ERR_TRUNCATED
             if i == target:
                 break
             p += cl  # framing only

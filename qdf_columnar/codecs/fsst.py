@@ -169,7 +169,7 @@ def read_fsst(r: ByteReader, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _decode_all(r: ByteReader, words: np.ndarray, lens: np.ndarray, total: int,
-                    n: int) -> tuple[np.ndarray, np.ndarray]:
+                n: int) -> tuple[np.ndarray, np.ndarray]:
     offsets = alloc.empty(n + 1, np.int64)
     data = alloc.empty(total + _SLACK, np.uint8)
     errpos = np.zeros(1, np.int64)
@@ -233,13 +233,12 @@ def scan_fsst(r: ByteReader, n: int, end: int | None = None) -> FsstBody:
     words, lens, total = _read_head(r, n)
     body = ByteReader(r.buf, r.pos, r.end)
     body.column = r.column
-    if end is not None:
-        if end < r.pos or end > r.end:
-            raise r.corrupt(f"the FSST block's column body ends at {end}, outside its rows", r.pos)
-        body.end = r.pos = end
-        return FsstBody(body, words, lens, total, n)
-    _frame_rows(r, n)
-    body.end = r.pos
+    if end is None:
+        _frame_rows(r, n)
+        end = r.pos
+    elif end < r.pos or end > r.end:
+        raise r.corrupt(f"the FSST block's column body ends at {end}, outside its rows", r.pos)
+    body.end = r.pos = end
     return FsstBody(body, words, lens, total, n)
 
 

@@ -22,7 +22,7 @@ from ..format.reader import ByteReader
 from ..format.tags import ColKind, ContainerTag
 from .colstruct_read import ColStructHeader, Deferred, read_header, scan_level
 from .numeric_arrow import OFFSET_TYPES as _OFFSET_TYPES
-from .numeric_arrow import scatter
+from .numeric_arrow import scatter, spread_present
 from .strcol_arrow import expand_entries
 
 
@@ -130,20 +130,15 @@ class DictionaryColumn:
             return values.take(self._codes(rows).cast(pa.int32()))
         table = np.frombuffer(values.buffers()[1], dtype=width, count=len(values))
         source = getattr(self.codes, "payload", None)
-        if rows is None and source is not None:  # straight from the packed codes: no code array
+        if rows is None and source is not None and source[0].gathers:  # no code array in between
             payload, n, bitmap, n_present = source
             dense = alloc.empty(n_present, width)
-            done = payload.gather(table, dense)
-            if done is not None:
-                if done != n_present:
-                    raise self._outside(int(payload.values().max()))
-                if bitmap is None:
-                    return pa.Array.from_buffers(values.type, n, [None, pa.py_buffer(dense)])
-                out = alloc.empty(n, width)  # the present values spread over the rows
-                if ck.scatter_present_into(dense, np.ascontiguousarray(bitmap), out) != n_present:
-                    raise CorruptDataError("presence mask and value count disagree", column=self.name)
-                validity = pa.py_buffer(np.array(bitmap, dtype=np.uint8))  # a copy: never the input's bytes
-                return pa.Array.from_buffers(values.type, n, [validity, pa.py_buffer(out)], null_count=n - n_present)
+            if payload.gather(table, dense) != n_present:
+                raise self._outside(int(payload.values().max()))
+            if bitmap is None:
+                return pa.Array.from_buffers(values.type, n, [None, pa.py_buffer(dense)])
+            out, validity = spread_present(dense, bitmap, n)
+            return pa.Array.from_buffers(values.type, n, [validity, pa.py_buffer(out)], null_count=n - n_present)
         codes = self.codes(rows)
         if codes.offset:
             return values.take(self._codes(rows).cast(pa.int32()))

@@ -32,18 +32,24 @@ def to_arrow(
             raise CorruptDataError("presence mask and value count disagree")
         return present_to_arrow(vals[present], sel_valid, typ)
     if valid is not None:
-        full = alloc.empty(len(valid), vals.dtype)
-        src = np.ascontiguousarray(vals)
-        if ck.scatter_present_into(src, np.ascontiguousarray(bitmap), full) != len(src):
-            raise CorruptDataError("presence mask and value count disagree")
-        vals = full
+        vals, bits = spread_present(vals, bitmap, len(valid))
         if not pa.types.is_boolean(typ):
-            # The v1 presence mask is bit for bit an Arrow validity bitmap (LSB-first, 1 = present);
-            # copied (n / 8 bytes), since the input may be a bytearray its owner changes later.
-            validity = pa.py_buffer(np.array(bitmap, dtype=np.uint8))
+            validity = bits
     elif rows is not None:
         vals = vals[rows]
     return _finish(vals, valid, validity, typ)
+
+
+def spread_present(vals: np.ndarray, bitmap: np.ndarray, n: int) -> tuple[np.ndarray, pa.Buffer]:
+    """The present values ``vals`` spread over ``n`` rows by the v1 presence ``bitmap``
+    (zeros at nulls), and the validity buffer: the v1 mask is bit for bit an Arrow
+    validity bitmap (LSB-first, 1 = present), copied (n / 8 bytes) because the input may
+    be a bytearray its owner changes later."""
+    full = alloc.empty(n, vals.dtype)
+    src = np.ascontiguousarray(vals)
+    if ck.scatter_present_into(src, np.ascontiguousarray(bitmap), full) != len(src):
+        raise CorruptDataError("presence mask and value count disagree")
+    return full, pa.py_buffer(np.array(bitmap, dtype=np.uint8))
 
 
 def present_positions(valid: np.ndarray, bitmap: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

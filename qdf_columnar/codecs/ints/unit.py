@@ -90,13 +90,16 @@ class IntPayload:
             return self.values()[rows]
         return self._take(rows)
 
-    def gather(self, table: np.ndarray, out: np.ndarray) -> int | None:
-        """``out[i] = table[value i]`` for every value, straight from the encoded bytes,
-        when the unit supplies it and nothing is decoded yet: the number of values, or a
-        negative status when a value is outside ``table``. None: not available (decode
-        ``values()`` and index instead)."""
-        if self._gather is None or self._values is not None:
-            return None
+    @property
+    def gathers(self) -> bool:
+        """Whether :meth:`gather` can expand codes straight from the encoded bytes (the
+        unit supplies it and nothing is decoded yet)."""
+        return self._gather is not None and self._values is None
+
+    def gather(self, table: np.ndarray, out: np.ndarray) -> int:
+        """``out[i] = table[value i]`` for every value (only when :attr:`gathers`): the
+        number of values, or a negative status when a value is outside ``table``."""
+        assert self._gather is not None
         return self._gather(table, out)
 
 
