@@ -786,7 +786,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("output", metavar="OUT")
     p.add_argument("--from", dest="from_", choices=FORMATS, help="input format (default: from the name or bytes)")
     p.add_argument("--to", choices=FORMATS, help="output format (default: from the name)")
-    p.add_argument("--mode", choices=_MODES, help="qdf encoding mode for .qdf output (default: compression)")
+    p.add_argument("--mode", choices=_MODES, help="qdf encoding mode for .qdf output (default: balanced)")
     p.add_argument("--row-group-size", type=_positive, metavar="ROWS",
                    help="rows per row group (.qdf, Parquet) or record batch (Arrow)")
     p.add_argument("--compression", choices=("none", "snappy", "gzip", "brotli", "lz4", "zstd"),

@@ -37,6 +37,13 @@ class Options(IntFlag):
     #: plus a dictionary level, docs/FORMAT.md Part 2 §2.4) in ``encode()``. The
     #: preset names include it; ``encode(..., go_compatible=True)`` clears it.
     CASCADE = 1 << 16
+    #: qdf_columnar's own, not a Go option: integer bodies (FOR, Delta+FOR and ALP's
+    #: integers) bit-packed at whole-byte widths (8, 16, 24, ... bits), so a byte-wise
+    #: stage after them (the file container's zstd wrap, the tANS pass) sees every value
+    #: in whole bytes. Still the reference's payloads, decoded by Go to the same values.
+    #: Not in any preset: the .qdf writer tries it on each compression-mode column chunk
+    #: and keeps it where the chunk comes out smaller (docs/FORMAT.md §4.2).
+    ALIGNED = 1 << 17
 
     # Named presets, as in the reference.
     SPEED = 0
@@ -61,6 +68,7 @@ IMPLEMENTED = (
     | Options.MAP_SHAPE
     | Options.ZONE_MAP
     | Options.CASCADE
+    | Options.ALIGNED
 )
 
 #: The preset names. ``Options.BALANCED`` / ``Options.COMPRESSION`` are the reference's
@@ -105,7 +113,7 @@ def _parse_mode(mode: Mode, column_index: bool | None) -> Options:
                 f"unknown mode {mode!r}; expected one of {sorted(PRESETS)} or a qdf.Options value"
             ) from None
     elif isinstance(mode, int) and not isinstance(mode, bool):
-        if mode < 0 or mode >= (1 << 17):
+        if mode < 0 or mode >= (1 << 18):
             raise InvalidOptionError(f"mode bits {mode:#x} are outside the known Options bits")
         opts = Options(mode)
     else:

@@ -33,7 +33,7 @@ from ..errors import CorruptDataError, DecodeError, TruncatedError, UnknownCodec
 from ..format.reader import ByteReader
 from ..format.varint import write_uvarint
 
-__all__ = ["entropy_encode", "entropy_decode", "MIN_BODY", "decode_bound"]
+__all__ = ["entropy_encode", "entropy_decode", "order0_bytes", "MIN_BODY", "decode_bound"]
 
 HEADER_LEN = 5
 #: Bodies below this are never entropy coded (Go ransMinBytes).
@@ -61,13 +61,11 @@ def entropy_encode(body: bytes | memoryview, *, min_gain: float = 0.0) -> bytes 
     n = src.shape[0]
     if n < MIN_BODY:
         return None
+    limit = n * (1.0 - min_gain)
+    if min_gain > 0 and order0_bytes(src) > limit:
+        return None
     freq = np.empty(256, dtype=np.uint32)
     tans_freqs(src, freq)
-    limit = n * (1.0 - min_gain)
-    if min_gain > 0:
-        f = freq[freq > 0].astype(np.float64)
-        if float(np.sum(f * np.log2(n / f))) / 8 > limit:
-            return None
     lanes = 4 if n >= INTERLEAVE_MIN else 1
     stride = (-(-n // lanes) * 12 + 7) // 8 + 1  # 12 bits per symbol at most + end-mark byte
     out = np.empty(stride * lanes, dtype=np.uint8)
@@ -90,6 +88,17 @@ def entropy_encode(body: bytes | memoryview, *, min_gain: float = 0.0) -> bytes 
     if n > decode_bound(HEADER_LEN + len(blob)):
         return None  # the decoder would reject it (compresses better than ~64x)
     return bytes(blob)
+
+
+def order0_bytes(body: np.ndarray) -> float:
+    """The order-0 entropy of the bytes of ``body`` (a uint8 array), in bytes: a lower
+    bound of what any byte-wise entropy coder, the tANS pass included, can reach."""
+    n = int(body.shape[0])
+    if n == 0:
+        return 0.0
+    f = np.bincount(body, minlength=256)
+    f = f[f > 0].astype(np.float64)
+    return float(np.sum(f * np.log2(n / f))) / 8
 
 
 def entropy_decode(blob: bytes | memoryview, *, offset: int = HEADER_LEN) -> bytes:

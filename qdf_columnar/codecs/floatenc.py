@@ -52,11 +52,14 @@ def pick(a: np.ndarray, f: Fmt, *, light: bool = False) -> FloatPlan:
 
 
 def encode_floats(out: bytearray, values: np.ndarray, *, compress: bool, force: str | None = None,
-                  light: bool = False) -> None:
+                  light: bool = False, aligned: bool = False) -> None:
     """Append one float payload: raw E4 when not ``compress``, else the picker's choice.
 
     ``light`` keeps only the schemes that decode at memory speed (ALP, ALP-RD, raw):
     no Gorilla / Chimp128 bit streams, which decode one value after another.
+    ``aligned`` (Options.ALIGNED) writes ALP, wherever it applies, with its integers at a
+    whole-byte width, for a byte-wise stage after the payload; Gorilla / Chimp128 bit
+    streams leave such a stage nothing to find.
     ``force`` ("raw", "gorilla", "chimp" (float64 only), "alp", "alprd" (float64 only))
     bypasses the picker for tests; forced codecs skip their planners' size gates.
     """
@@ -75,5 +78,11 @@ def encode_floats(out: bytearray, values: np.ndarray, *, compress: bool, force: 
         unit = FLOAT_BY_NAME[force]
         unit.encode(out, a, f, unit.force(a, f))
         return
+    if aligned:
+        alp = FLOAT_BY_NAME["alp"]
+        plan = alp.estimate(a, f)
+        if plan is not None:
+            alp.encode(out, a, f, alp.byte_aligned(plan, int(a.shape[0])))
+            return
     plan = pick(a, f, light=light)
     FLOAT_BY_NAME[plan.codec].encode(out, a, f, plan)

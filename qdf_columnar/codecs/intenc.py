@@ -14,9 +14,10 @@ import numpy as np
 from ..errors import InvalidOptionError, UnsupportedTypeError
 from ..format.tags import QPackTag
 from . import picker
+from .entropy import order0_bytes
 from .ints import raw
 from .ints.blocks import BLOCK, BLOCK_LOG
-from .ints.unit import MAX_ROWS, Plan, kind64
+from .ints.unit import FOR_MAX_BITS, MAX_ROWS, Plan, kind64
 from .registry import INT_BY_NAME
 from .stats import IntStats, bit_len, compute_stats
 
@@ -91,6 +92,34 @@ def _emit_whole(out: bytearray, s: IntStats, plan: Plan) -> None:
         emit_plan(out, s, plan)
 
 
+# ------------------------------------------- whole-byte widths (Options.ALIGNED)
+def byte_width(bits: int) -> int:
+    """``bits`` rounded up to whole bytes (0 stays 0: a constant has no body)."""
+    return -(-bits // 8) * 8
+
+
+def aligned_plan(s: IntStats) -> Plan | None:
+    """FOR or Delta+FOR at a whole-byte width, whichever body has the lower order-0 byte
+    entropy (what a byte-wise stage after it is left to code), or None when neither
+    applies. Values in whole bytes let zstd find repeats that span values and let the
+    order-0 tANS pass code each value's bytes by their frequency, where a bit-packed body
+    at the exact width looks like noise to both."""
+    best: tuple[float, Plan] | None = None
+    for codec, bits in ((INT_BY_NAME["for"], s.for_bits), (INT_BY_NAME["delta"], s.delta_bits)):
+        if bits > FOR_MAX_BITS:
+            continue
+        plan = codec.estimate(s, None)
+        if plan is None:
+            continue
+        plan = Plan(plan.codec, plan.cost + (s.n * (byte_width(bits) - bits) + 7) // 8, byte_width(bits))
+        body = bytearray()
+        codec.encode(body, s, plan, _CHILD)
+        score = order0_bytes(np.frombuffer(body, dtype=np.uint8))
+        if best is None or score < best[0]:
+            best = (score, plan)
+    return None if best is None else best[1]
+
+
 def _encode64(out: bytearray, s: IntStats, plan: Plan, block: bool = True, local: bool = False) -> None:
     if (
         block
@@ -111,7 +140,7 @@ def _encode64(out: bytearray, s: IntStats, plan: Plan, block: bool = True, local
 
 
 def encode_int_array(out: bytearray, values: np.ndarray, *, force: str | None = None, block: bool = True,
-                     local: bool = False) -> None:
+                     local: bool = False, aligned: bool = False) -> None:
     """Append one QPack integer payload for ``values`` chosen by the v1 picker.
 
     Parameters
@@ -130,6 +159,10 @@ def encode_int_array(out: bytearray, values: np.ndarray, *, force: str | None = 
     local : bool, default False
         Also try the per-block form when sampled windows step much less than the whole
         column (:func:`_local_deltas_likely`; Options.CASCADE, not the reference).
+    aligned : bool, default False
+        Write FOR or Delta+FOR at a whole-byte width (:func:`aligned_plan`) for a
+        byte-wise stage after the payload (Options.ALIGNED, not the reference); the
+        picker's choice when neither applies.
 
     Raises
     ------
@@ -168,6 +201,11 @@ def encode_int_array(out: bytearray, values: np.ndarray, *, force: str | None = 
     if force is not None:
         emit_plan(out, s, picker.forced(s, force))
         return
+    if aligned:
+        plan = aligned_plan(s)
+        if plan is not None:
+            _emit_whole(out, s, plan)
+            return
     plan = picker.pick(s)
     if narrow:
         if plan.cost >= raw.cost(n, 4) or over_cap(s, plan):

@@ -3,9 +3,12 @@
 A chunk is one top-level column of one row group as a complete qdf v1 buffer,
 ``encode()`` of that column alone, so a reader fetches and decodes only the columns a
 query touches, any v1 reader can decode a chunk by itself, and no chunk depends on
-another's bytes. The last stage is chosen per chunk, never larger: the v1 buffer as it
-is, its tANS entropy pass (compression mode), or a zstd frame of the plain buffer
-when that beats the better of the two by :data:`ZSTD_MIN_GAIN`.
+another's bytes. The last stage is chosen per chunk, never larger. Balanced mode: the
+v1 buffer as it is, or a zstd frame of it when :data:`ZSTD_MIN_GAIN` smaller.
+Compression mode also encodes the column with whole-byte integer widths
+(``Options.ALIGNED``) and keeps the smallest of either buffer as it is, with its tANS
+entropy pass, as a zstd frame, or as an xz stream (LZMA2; only when
+:data:`XZ_MIN_GAIN` smaller than every other form, as it decodes far slower).
 """
 
 from __future__ import annotations
@@ -17,16 +20,35 @@ import pyarrow as pa
 
 from ..columns.frames import PANDAS_NOTE_KEY
 from ..columns.inputs import ARROW_DTYPE_KEY
-from ..errors import CorruptDataError
+from ..errors import CorruptDataError, UnknownCodecError
 from ..format.header import finish_body
 from ..options import Options, parse_mode
-from .layout import CHUNK_V1, CHUNK_ZSTD, Chunk, max_unpacked
+from .layout import CHUNK_V1, CHUNK_XZ, CHUNK_ZSTD, Chunk, max_unpacked
+
+try:  # CPython built without liblzma has no lzma module: such a Python writes no xz chunks
+    import lzma as _lzma
+except ImportError:  # pragma: no cover - every supported build has it
+    _lzma = None  # type: ignore[assignment]
 
 #: zstd level per mode: balanced stays quick to write, compression spends more time.
 ZSTD_LEVEL = {"balanced": 3, "compression": 9}
 #: A zstd frame replaces the v1 buffer only when at least this much smaller (zstd costs
-#: a decompression pass and a copy; a few percent are not worth them).
+#: a decompression pass and a copy; a few percent are not worth them in balanced mode,
+#: where reads come first; compression mode keeps whatever is smaller).
 ZSTD_MIN_GAIN = 0.05
+#: Compression mode also weighs an xz stream (LZMA2, preset 6: an 8 MiB window and
+#: literals coded in the context of the byte before, which is what whole-byte integers
+#: need). It decodes at tens of MB/s, not GB/s, so it must beat the best other form by
+#: this much.
+XZ_PRESET = 6
+XZ_MIN_GAIN = 0.03
+#: Smaller v1 buffers are not worth an xz trial (its stream headers alone are ~60 bytes).
+XZ_MIN_INPUT = 4096
+#: Sources whose zstd frame is this much larger than the best one are not tried with xz.
+XZ_REACH = 1.5
+#: The decoder's memory limit: preset 6 needs ~9 MiB; a hostile stream asking for more
+#: is refused before anything is allocated.
+XZ_MEMLIMIT = 64 << 20
 #: Schema metadata that belongs to the file's footer, not to each chunk (it describes
 #: every column; the reader gives decoded chunks the footer's schema).
 _FILE_KEYS = (b"pandas", ARROW_DTYPE_KEY, PANDAS_NOTE_KEY)
@@ -55,20 +77,41 @@ def encode_chunk(table: pa.Table, encode: Any, mode: Any, column_index: bool | N
     """
     opts = parse_mode(mode, column_index=column_index)
     if not opts & Options.DENSE:  # speed mode: row-major maps, no entropy pass to weigh
-        buf = encode(table, mode=mode, column_index=column_index, **kw)
-        return _maybe_zstd(buf, buf, ZSTD_LEVEL["balanced"])
+        return _smallest([encode(table, mode=mode, column_index=column_index, **kw)], ZSTD_LEVEL["balanced"])
     plain = encode(table, mode=opts & ~Options.RANS, **kw)
     if not opts & Options.RANS:
-        return _maybe_zstd(plain, plain, ZSTD_LEVEL["balanced"])
-    return _maybe_zstd(plain, finish_body(bytearray(plain), entropy=True), ZSTD_LEVEL["compression"])
+        return _smallest([plain], ZSTD_LEVEL["balanced"])
+    # Compression mode also weighs the column with its integers at whole-byte widths
+    # (Options.ALIGNED): larger as v1, but zstd, xz or tANS often code it far smaller
+    # (values that repeat at a lag, counters interleaved, deltas of a few values).
+    sources = [plain]
+    aligned = encode(table, mode=(opts & ~Options.RANS) | Options.ALIGNED, **kw)
+    if aligned != plain:
+        sources.append(aligned)
+    return _smallest(sources, ZSTD_LEVEL["compression"], entropy=True, min_gain=0.0, xz=_lzma is not None)
 
 
-def _maybe_zstd(plain: bytes, best: bytes, level: int) -> tuple[bytes, int, int]:
-    """``best`` (a plain or entropy-coded v1 buffer, as it is), or a zstd frame of the plain
-    v1 buffer ``plain`` when that is :data:`ZSTD_MIN_GAIN` smaller."""
-    packed = _zstd(level).compress(plain, asbytes=True)
-    if len(packed) < (1 - ZSTD_MIN_GAIN) * len(best) and len(plain) <= max_unpacked(len(packed)):
-        return packed, CHUNK_ZSTD, len(plain)
+def _smallest(sources: list[bytes], level: int, *, entropy: bool = False, min_gain: float = ZSTD_MIN_GAIN,
+              xz: bool = False) -> tuple[bytes, int, int]:
+    """The smallest chunk made of one of the plain v1 buffers ``sources``: a buffer as it
+    is (or with the tANS pass, when ``entropy``), or a zstd frame of one at ``level``,
+    kept only when ``min_gain`` smaller than the best v1 form; with ``xz``, also an xz
+    stream, kept only when :data:`XZ_MIN_GAIN` smaller than every other form."""
+    v1 = [finish_body(bytearray(b), entropy=True) if entropy else b for b in sources]
+    best = min(v1, key=len)
+    packed = [_zstd(level).compress(b, asbytes=True) for b in sources]
+    k = min(range(len(sources)), key=lambda i: len(packed[i]))
+    frame, plain, codec = packed[k], sources[k], CHUNK_ZSTD
+    if xz:
+        bar = (1 - XZ_MIN_GAIN) * min(len(frame), len(best))
+        for i, src in enumerate(sources):
+            if len(src) < XZ_MIN_INPUT or len(packed[i]) > XZ_REACH * len(packed[k]):
+                continue
+            stream = _lzma.compress(src, format=_lzma.FORMAT_XZ, check=_lzma.CHECK_NONE, preset=XZ_PRESET)
+            if len(stream) < bar and (codec == CHUNK_ZSTD or len(stream) < len(frame)):
+                frame, plain, codec = stream, src, CHUNK_XZ
+    if len(frame) < (1 - min_gain) * len(best) and len(plain) <= max_unpacked(len(frame)):
+        return frame, codec, len(plain)
     return best, CHUNK_V1, len(best)
 
 
@@ -81,15 +124,41 @@ def open_chunk(data: Any, chunk: Chunk, *, column: str, row_group: int) -> Any:
             "damaged", column=column, row_group=row_group, offset=chunk.offset)
     if chunk.codec == CHUNK_V1:
         return data
-    try:
-        out = _zstd(1).decompress(data, decompressed_size=chunk.raw_length, asbytes=True)
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise CorruptDataError(f"column chunk is not a zstd frame of {chunk.raw_length} bytes: {exc}",
-                               column=column, row_group=row_group, offset=chunk.offset) from None
+    if chunk.codec == CHUNK_XZ:
+        out = _unxz(data, chunk, column=column, row_group=row_group)
+    else:
+        try:
+            out = _zstd(1).decompress(data, decompressed_size=chunk.raw_length, asbytes=True)
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise CorruptDataError(f"column chunk is not a zstd frame of {chunk.raw_length} bytes: {exc}",
+                                   column=column, row_group=row_group, offset=chunk.offset) from None
     if len(out) != chunk.raw_length:
         raise CorruptDataError(f"column chunk unpacks to {len(out)} bytes, the footer says {chunk.raw_length}",
                                column=column, row_group=row_group, offset=chunk.offset)
     return out
 
 
-__all__ = ["chunk_table", "encode_chunk", "open_chunk", "ZSTD_LEVEL", "ZSTD_MIN_GAIN"]
+def _unxz(data: Any, chunk: Chunk, *, column: str, row_group: int) -> bytes:
+    """The v1 buffer of an xz chunk: at most ``raw_length`` bytes are ever produced, and a
+    stream that asks for more memory than :data:`XZ_MEMLIMIT` is refused."""
+    if _lzma is None:
+        raise UnknownCodecError("column chunk is an xz stream, and this Python has no lzma module (build it "
+                                "with liblzma to read compression-mode files)", column=column, row_group=row_group,
+                                offset=chunk.offset)
+    where = {"column": column, "row_group": row_group, "offset": chunk.offset}
+    d = _lzma.LZMADecompressor(format=_lzma.FORMAT_XZ, memlimit=XZ_MEMLIMIT)
+    try:
+        out = d.decompress(bytes(data), max_length=chunk.raw_length)
+        if not d.eof and d.decompress(b"", max_length=1):
+            raise CorruptDataError(f"column chunk unpacks to more than the {chunk.raw_length} bytes the footer "
+                                   "says", **where)
+    except _lzma.LZMAError as exc:
+        raise CorruptDataError(f"column chunk is not an xz stream of {chunk.raw_length} bytes: {exc}",
+                               **where) from None
+    if not d.eof or d.unused_data:
+        raise CorruptDataError("column chunk is not one whole xz stream (it ends early or has bytes after it)",
+                               **where)
+    return out
+
+
+__all__ = ["chunk_table", "encode_chunk", "open_chunk", "XZ_MIN_GAIN", "XZ_PRESET", "ZSTD_LEVEL", "ZSTD_MIN_GAIN"]

@@ -2,7 +2,7 @@
 
 A file is ``header | row group 0 | ... | row group k-1 | footer | trailer``. In
 container version 2.0 a row group is one **column chunk** per top-level column, each a
-complete qdf v1 buffer (or a zstd frame holding one); in version 1.0 it is one v1
+complete qdf v1 buffer (or a zstd frame or xz stream holding one); in version 1.0 it is one v1
 buffer for the whole group. The footer is one more v1 buffer (a ``dumps``-ed map)
 holding the Arrow schema, the row-group and chunk directories and per-column
 statistics. This module builds the footer and parses it back, validating every field
@@ -51,17 +51,21 @@ VERSION = (2, 0)
 READ_MAJORS = (1, 2)
 HEADER = MAGIC + bytes([VERSION[0], VERSION[1], 0, 0])
 HEADER_SIZE = len(HEADER)
-#: Column-chunk codecs (footer ``chunks.codec``): the bytes as they are, or a zstd frame.
-CHUNK_V1, CHUNK_ZSTD = 0, 1
-#: A zstd chunk may not claim to unpack to more than this many times its size plus
-#: 1 MiB (:func:`max_unpacked`): a hostile footer cannot make the reader allocate
-#: without bound, and the writer keeps a chunk that would compress further unwrapped.
-#: Periodic columns reach a few hundred (a 51-value cycle of state codes: 325x).
+#: Column-chunk codecs (footer ``chunks.codec``): the bytes as they are, a zstd frame,
+#: or an xz stream (LZMA2) of the v1 buffer.
+CHUNK_V1, CHUNK_ZSTD, CHUNK_XZ = 0, 1, 2
+CHUNK_CODECS = (CHUNK_V1, CHUNK_ZSTD, CHUNK_XZ)
+#: What a chunk codec is called (``columns_summary``, errors).
+CHUNK_CODEC_NAMES = {CHUNK_V1: "v1", CHUNK_ZSTD: "zstd", CHUNK_XZ: "xz"}
+#: A packed (zstd or xz) chunk may not claim to unpack to more than this many times its
+#: size plus 1 MiB (:func:`max_unpacked`): a hostile footer cannot make the reader
+#: allocate without bound, and the writer keeps a chunk that would compress further
+#: unwrapped. Periodic columns reach a few hundred (a 51-value cycle of state codes: 325x).
 MAX_ZSTD_RATIO = 1024
 
 
 def max_unpacked(length: int) -> int:
-    """The largest v1 buffer a zstd chunk of ``length`` bytes may hold."""
+    """The largest v1 buffer a packed chunk of ``length`` bytes may hold."""
     return MAX_ZSTD_RATIO * length + (1 << 20)
 _TRAILER = struct.Struct("<QI4s")  # footer length, footer CRC-32, trailing magic
 TRAILER_SIZE = _TRAILER.size
@@ -99,7 +103,7 @@ class Chunk:
     """One column chunk of a version-2 row group: its bytes, their checksum and codec.
 
     ``raw_length`` is the length of the v1 buffer the chunk holds (its own length for a
-    plain chunk, the unpacked length of a zstd one).
+    plain chunk, the unpacked length of a zstd or xz one).
     """
 
     offset: int
@@ -479,7 +483,7 @@ def _chunks(raw: Any, n_groups: int, n_cols: int, g_offs: np.ndarray, g_ends: np
     inside = (offs >= g_offs[group_of]) & (ends <= g_ends[group_of]) if n else np.zeros(0, bool)
     plain = codecs == CHUNK_V1
     raw_ok = np.where(plain, raws == lens, (raws >= V1_HEADER_SIZE) & (raws <= max_unpacked(lens)))
-    ok = starts_ok & inside & (lens >= V1_HEADER_SIZE) & (crcs < 1 << 32) & (plain | (codecs == CHUNK_ZSTD)) & raw_ok
+    ok = starts_ok & inside & (lens >= V1_HEADER_SIZE) & (crcs < 1 << 32) & np.isin(codecs, CHUNK_CODECS) & raw_ok
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])
         raise CorruptDataError(

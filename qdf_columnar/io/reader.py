@@ -154,7 +154,7 @@ def _read_adjacent(src: Source, chunks: list[Chunk]) -> list[Any]:
 
 def _at_chunk(err: DecodeError, g: RowGroup, chunk: Chunk, name: str) -> DecodeError:
     """``err`` from decoding one column chunk, located in the file."""
-    # A zstd chunk's offsets are in the unpacked buffer: the chunk's start is the best place.
+    # A packed chunk's offsets are in the unpacked buffer: the chunk's start is the best place.
     offset = chunk.offset + (err.offset or 0) if chunk.codec == CHUNK_V1 else chunk.offset
     inner = f" (byte {err.offset} of the column chunk)" if err.offset is not None else ""
     return type(err)(f"{err.reason}{inner}", column=err.column or name, offset=offset, row_group=g.index)

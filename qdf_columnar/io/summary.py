@@ -3,8 +3,8 @@
 ``explain_groups`` needs only the footer. ``columns_summary`` also walks each row
 group's column bodies with ``qdf.explain`` (nothing is decoded) to name the codecs
 and count bytes; nested columns are summed over their shredded slots, and in a
-version-2 file a column's bytes are its chunks' bytes on disk (zstd ones unpacked
-first to name their codecs).
+version-2 file a column's bytes are its chunks' bytes on disk (zstd and xz ones
+unpacked first to name their codecs).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import html
 from typing import TYPE_CHECKING, Any
 
 from .chunks import open_chunk
-from .layout import CHUNK_ZSTD, stat_kind
+from .layout import CHUNK_CODEC_NAMES, CHUNK_V1, stat_kind
 
 if TYPE_CHECKING:
     from .reader import QdfFile
@@ -79,10 +79,10 @@ def columns_summary(f: QdfFile, max_row_groups: int | None) -> Any:
         if g.chunks:  # version 2: each chunk is its column's, headers and all, at its bytes on disk
             for name, chunk in zip(names, g.chunks):
                 buf = open_chunk(f._src.read(chunk.offset, chunk.length), chunk, column=name, row_group=g.index)
-                zstd = "zstd: " if chunk.codec == CHUNK_ZSTD else ""
+                wrap = "" if chunk.codec == CHUNK_V1 else CHUNK_CODEC_NAMES[chunk.codec] + ": "
                 for r in explain(buf).itertuples(index=False):
                     if _owner(r.column, names) == name:
-                        codecs[name][zstd + r.codec] = codecs[name].get(zstd + r.codec, 0) + int(r.bytes)
+                        codecs[name][wrap + r.codec] = codecs[name].get(wrap + r.codec, 0) + int(r.bytes)
                         kinds[name].add(r.kind)
                 enc_bytes[name] += chunk.length
             continue

@@ -146,17 +146,18 @@ def write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx) -
     # table entropy-codes badly.
     block = not ctx.opts & Options.RANS
     local = bool(ctx.opts & Options.CASCADE)  # also per-block deltas where windows step narrowly
+    aligned = bool(ctx.opts & Options.ALIGNED)  # whole-byte widths for a byte-wise stage after the body
     if kind == ColKind.INT:
         np_vals = _numpy(vals, np.int64) if not pa.types.is_integer(vals.type) else _narrow(vals)
-        encode_int_array(body, np_vals, block=block, local=local)
+        encode_int_array(body, np_vals, block=block, local=local, aligned=aligned)
     elif kind == ColKind.UINT:
-        encode_int_array(body, _narrow(vals), block=block, local=local)
+        encode_int_array(body, _narrow(vals), block=block, local=local, aligned=aligned)
     elif kind == ColKind.FLOAT64:
         # Options.GORILLA_FLOAT (compression mode) runs the float picker: ALP, Gorilla, Chimp128 or raw;
         # Options.CASCADE alone (balanced preset) only its memory-speed schemes, ALP / ALP-RD or raw.
         full = bool(ctx.opts & Options.GORILLA_FLOAT)
         encode_float_array(body, _numpy(vals, np.float64), compress=full or bool(ctx.opts & Options.CASCADE),
-                           light=not full)
+                           light=not full, aligned=aligned)
     elif kind == ColKind.FLOAT32:
         f32 = _numpy(vals.cast(pa.float32()) if pa.types.is_float16(vals.type) else vals, np.float32)
         encode_int_array(body, f32.view(np.uint32), block=block)  # raw bits through the uint picker
@@ -171,8 +172,8 @@ def write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx) -
                             independent=bool(ctx.opts & Options.CASCADE))
     elif kind == ColKind.TIME:
         sec, nsec = split_timestamps(_numpy(vals, np.int64), vals.type.unit)
-        encode_int_array(body, sec, block=block, local=local)
-        encode_int_array(body, nsec, block=block)
+        encode_int_array(body, sec, block=block, local=local, aligned=aligned)
+        encode_int_array(body, nsec, block=block, aligned=aligned)
     else:  # pragma: no cover - kind_for only returns the kinds above
         raise EncodeError(f"unexpected column kind {kind}")
 

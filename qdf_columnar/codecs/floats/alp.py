@@ -12,6 +12,7 @@ exception). The estimate charges 5 + width bytes per exception: an upper bound.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,6 +124,13 @@ class Alp:
         if plan is None:  # width > 56 or nothing packs: still lossless, every value an exception
             return FloatPlan(self.name, 0, False, (AlpPlan(0, 0, 0, int(a.shape[0]), False), True))
         return FloatPlan(self.name, est, False, (plan, False))
+
+    def byte_aligned(self, plan: FloatPlan, n: int) -> FloatPlan:
+        """``plan`` (for ``n`` values) with its integers at a whole-byte width (Options.ALIGNED)."""
+        p, all_exc = plan.detail
+        width = -(-p.width // 8) * 8
+        extra = (n * (width - p.width) + 7) // 8
+        return FloatPlan(self.name, plan.cost + extra, plan.exact, (dataclasses.replace(p, width=width), all_exc))
 
     def encode(self, out: bytearray, a: np.ndarray, f: Fmt, plan: FloatPlan) -> None:
         if plan.payload is not None:
