@@ -152,9 +152,10 @@ def _owned_frame(table: pa.Table, convert: Any, index: Sequence[str] = (), keep:
         return convert(table)
     views: dict[str, np.ndarray] = {}
     seen: set[int] = set()
+    dtypes = list(template.dtypes)  # one Series, not one per column (that was most of this loop)
     for j, name in enumerate(data):
         view = _writable_view(table.column(name)) if name not in keep else None
-        if view is not None and view.ctypes.data not in seen and template.dtypes.iloc[j] == view.dtype:
+        if view is not None and view.ctypes.data not in seen and dtypes[j] == view.dtype:
             seen.add(view.ctypes.data)  # never one buffer under two columns
             views[name] = view
     if sum(v.nbytes for v in views.values()) < OWNED_MIN_BYTES:
@@ -164,7 +165,7 @@ def _owned_frame(table: pa.Table, convert: Any, index: Sequence[str] = (), keep:
     if list(others.columns) != [template.columns[j] for j, n in enumerate(data) if n not in views]:
         return convert(table)  # not the columns expected: never guess
     at = iter(range(others.shape[1]))
-    arrays = [views[n] if n in views else others.iloc[:, next(at)].array for n in data]
+    arrays = [views[n] if n in views else others._ixs(next(at), axis=1).array for n in data]
     df = pd.DataFrame(dict(enumerate(arrays)), index=others.index, copy=False)
     df.columns = template.columns
     return df
