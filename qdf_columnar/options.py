@@ -51,10 +51,9 @@ class Options(IntFlag):
     COMPRESSION = BALANCED | GORILLA_FLOAT | RANS | FSST
 
 
-#: Bits that change what this implementation writes today. The compression-tier
-#: bits (GORILLA_FLOAT, RANS, FSST) are accepted and currently encode exactly as
-#: without them (the reference also treats them as "only if smaller" choices), so
-#: ``mode="compression"`` equals ``mode="balanced"`` until the compression tier lands.
+#: Bits that change what this implementation writes. The compression-tier bits
+#: (GORILLA_FLOAT, RANS, FSST, ALIGNED) are "only if smaller" choices, as in the
+#: reference: a column or buffer takes them only where they save bytes.
 IMPLEMENTED = (
     Options.DENSE
     | Options.QPACK
