@@ -2,7 +2,7 @@
 
 ``make bench-files`` (or ``.venv/bin/python bench/bench_files.py [--rows N] [--groups G]
 [--rounds K]``) writes the same 5M-row log table (``qdf_columnar.datasets.make_log_table``)
-as a .qdf file (``qdf.write_qdf``, compression mode) and as Parquet files (zstd-3 and
+as a .qdf file (``qdf.write_qdf``, balanced mode, the default) and as Parquet files (zstd-3 and
 snappy) with the same row-group size (rows / groups), then times, in one process with
 shuffled interleaved rounds and medians:
 
@@ -13,6 +13,9 @@ shuffled interleaved rounds and medians:
 * the qdf read again with its parsed-footer cache emptied first (qdf keeps the parsed
   footers of unchanged local files; Parquet parses its footer on every call), so both
   figures are on record;
+* the qdf read of the same file written with ``zone_maps=False`` (row groups pruned,
+  but every row of a surviving group's filter chunks decoded and evaluated), which
+  shows what the zone maps inside row groups save;
 
 for three filters: a selective time window (what footer statistics are for), the same
 window with a string predicate, and a non-prunable predicate (every row group is read).
@@ -96,11 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"generating {args.rows:,} rows ...", file=sys.stderr)
     t = make_log_table(args.rows)
     tmp = Path(tempfile.mkdtemp(prefix="qdf-bench-files-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
-    paths = {"qdf": tmp / "logs.qdf", "parquet-zstd3": tmp / "logs-zstd.parquet",
-             "parquet-snappy": tmp / "logs-snappy.parquet"}
+    paths = {"qdf": tmp / "logs.qdf", "qdf-no-zones": tmp / "logs-no-zones.qdf",
+             "parquet-zstd3": tmp / "logs-zstd.parquet", "parquet-snappy": tmp / "logs-snappy.parquet"}
     t0 = time.perf_counter()
     qdf.write_qdf(t, paths["qdf"], row_group_size=rg)
     t_qdf = time.perf_counter() - t0
+    qdf.write_qdf(t, paths["qdf-no-zones"], row_group_size=rg, zone_maps=False)
     pq.write_table(t, paths["parquet-zstd3"], row_group_size=rg, compression="zstd", compression_level=3)
     pq.write_table(t, paths["parquet-snappy"], row_group_size=rg, compression="snappy")
     f = qdf.QdfFile(paths["qdf"])
@@ -117,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
             # qdf keeps parsed footers of unchanged local files; this one parses the footer every time.
             "qdf, footer parsed": lambda e=expr: (clear_footer_cache(),
                                                   qdf.read_qdf(paths["qdf"], filter=e, output="arrow", threads=1))[1],
+            "qdf, no zone maps": lambda e=expr: qdf.read_qdf(paths["qdf-no-zones"], filter=e, output="arrow",
+                                                             threads=1),
             "parquet-zstd3": lambda d=dnf: pq.read_table(paths["parquet-zstd3"], filters=d, use_threads=False),
             "parquet-snappy": lambda d=dnf: pq.read_table(paths["parquet-snappy"], filters=d, use_threads=False),
         }
@@ -149,23 +155,24 @@ def main(argv: list[str] | None = None) -> int:
         f"{'/dev/shm' if str(tmp).startswith('/dev/shm') else 'local disk'} (page cache warm); "
         f"load average {load:.2f} on {os.cpu_count()} CPUs. Command: `make bench-files`.",
         "",
-        "| | qdf (compression) | parquet-zstd3 | parquet-snappy |",
-        "|---|---:|---:|---:|",
-        "| file bytes | " + " | ".join(f"{sizes[k]:,}" for k in ("qdf", "parquet-zstd3", "parquet-snappy")) + " |",
+        "| | qdf (balanced) | qdf, no zone maps | parquet-zstd3 | parquet-snappy |",
+        "|---|---:|---:|---:|---:|",
+        "| file bytes | " + " | ".join(f"{sizes[k]:,}" for k in ("qdf", "qdf-no-zones", "parquet-zstd3",
+                                                                 "parquet-snappy")) + " |",
         "",
         "| filter | matching rows | qdf row groups read | qdf ms | qdf ms, footer parsed each read "
-        "| parquet-zstd3 ms | parquet-snappy ms | zstd3 / qdf | zstd3 / qdf (footer parsed) | snappy / qdf "
-        "| results exact |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| qdf ms, no zone maps | parquet-zstd3 ms | parquet-snappy ms | zstd3 / qdf | zstd3 / qdf (footer parsed) "
+        "| snappy / qdf | no zone maps / qdf | results exact |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         m = r["median_ms"]
         lines.append(
             f"| {r['filter']} | {r['matching_rows']:,} | {r['qdf_row_groups_read']}/{r['row_groups']} "
-            f"| {m['qdf']:.1f} | {m['qdf, footer parsed']:.1f} | {m['parquet-zstd3']:.1f} "
-            f"| {m['parquet-snappy']:.1f} | {r['ratio_zstd3']:.2f}x "
+            f"| {m['qdf']:.1f} | {m['qdf, footer parsed']:.1f} | {m['qdf, no zone maps']:.1f} "
+            f"| {m['parquet-zstd3']:.1f} | {m['parquet-snappy']:.1f} | {r['ratio_zstd3']:.2f}x "
             f"| {m['parquet-zstd3'] / m['qdf, footer parsed']:.2f}x | {r['ratio_snappy']:.2f}x "
-            f"| {all(r['lossless'].values())} |")
+            f"| {m['qdf, no zone maps'] / m['qdf']:.2f}x | {all(r['lossless'].values())} |")
     lines += ["", f"**Acceptance** (selective filter, qdf >= {TARGET:g}x faster than "
               f"`pq.read_table(filters=...)` zstd-3, same row-group size): **{verdict}** "
               f"({judged['ratio_zstd3']:.2f}x on \"{judged['filter']}\").", ""]
@@ -173,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if not args.no_save:
         RESULTS.mkdir(parents=True, exist_ok=True)
-        stem = f"files-{dt.date.today().isoformat()}" + ("" if args.rows == 5_000_000 else "-partial")
+        stem = f"files-{dt.date.today().isoformat()}" + ("" if args.rows == 5_000_000 else "-partial") \
+            + ("" if args.groups == 50 else f"-{args.groups}-groups")
         (RESULTS / f"{stem}.md").write_text(text)
         (RESULTS / f"{stem}.json").write_text(json.dumps(
             {"rows": args.rows, "groups": args.groups, "rounds": args.rounds, "sizes": sizes, "load": load,

@@ -229,14 +229,18 @@ def decode_rows(buf: Any, rows: np.ndarray, n_rows: int, *, no_copy: bool = Fals
                                       categories))
 
 
-def decode_filter_inputs(buf: Any, *, no_copy: bool = False) -> pa.Table:
+def decode_filter_inputs(buf: Any, *, no_copy: bool = False, rows: np.ndarray | None = None,
+                         n_rows: int = 0) -> pa.Table:
     """Every column of a qdf v1 batch in the cheapest form a filter evaluates on, as
     Arrow: a dictionary-coded string column comes back as a DictionaryArray over its
     table, unexpanded, so ``evaluate`` compares once per distinct value. For a ``.qdf``
     reader that evaluates a filter on column chunks before materialising anything;
-    the values are those of :func:`decode` (``dictionary_decode`` gives them)."""
+    the values are those of :func:`decode` (``dictionary_decode`` gives them).
+    With ``rows`` (ascending int64 row numbers of a batch of ``n_rows`` rows, as in
+    :func:`decode_rows`), only those rows: the candidates a file's zone maps leave."""
     flags, buf = open_body(buf)
-    return from_storage(_decode_table(buf, flags, None, None, None, no_copy, False, None, filter_form=True))
+    sel = None if rows is None else RowSelection(rows, n_rows)
+    return from_storage(_decode_table(buf, flags, None, None, sel, no_copy, False, None, filter_form=True))
 
 
 def _decode_table(buf: Any, flags: int, columns: list[str] | None, expr: Any, rows: RowSelection | None,

@@ -325,7 +325,8 @@ def test_explain_columns_summary_and_html(tmp_path, frame):
     qdf.write_qdf(frame, path, row_group_size=10)
     f = qdf.QdfFile(path)
     plan = f.explain()
-    assert list(plan.columns) == ["index", "rows", "bytes", "read", "reason"]
+    assert list(plan.columns) == ["index", "rows", "bytes", "read", "rows_read", "reason"]
+    assert (plan["rows_read"] == plan["rows"]).all()
     assert plan["read"].all() and plan["rows"].sum() == N
     s = f.columns_summary()
     assert list(s["column"]) == frame.columns.tolist()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,8 @@ __all__ = [
     "parse_trailer",
     "parse_footer",
     "stat_kind",
+    "ZONE_ROWS",
+    "ZoneArrays",
 ]
 
 MAGIC = FILE_MAGIC  # b"QDFC"
@@ -75,6 +77,12 @@ MIN_FILE_SIZE = HEADER_SIZE + V1_HEADER_SIZE + 1 + TRAILER_SIZE
 MAX_GROUP_ROWS = 1 << 24
 #: A footer larger than this is refused before it is read (a hostile length field).
 MAX_FOOTER_BYTES = 1 << 31
+#: Zone maps (footer ``zones``, version 2 only): statistics per run of this many rows of
+#: a row group longer than one zone, so a filter skips rows inside a group it reads.
+ZONE_ROWS = 8192
+#: The zone size a footer may declare, and how many zones it may hold in all (a hostile
+#: footer cannot make the reader build an unbounded zone table).
+MIN_ZONE_ROWS, MAX_ZONES = 1024, 1 << 22
 
 
 class SchemaMismatchError(EncodeError, ValueError):
@@ -96,6 +104,26 @@ class ColumnStats:
     max: Any = None
     exact: bool = True
     arrow_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class ZoneArrays:
+    """One column's statistics over consecutive zones, as arrays (for vectorised pruning).
+
+    ``lo`` / ``hi`` are None when no zone keeps numeric bounds (string, bool, binary and
+    decimal columns); where ``has`` is False a zone's bounds are unknown.
+    """
+
+    rows: np.ndarray
+    nulls: np.ndarray
+    nans: np.ndarray
+    has: np.ndarray
+    lo: np.ndarray | None
+    hi: np.ndarray | None
+
+    def __getitem__(self, k: slice) -> ZoneArrays:
+        lo, hi = (None, None) if self.lo is None or self.hi is None else (self.lo[k], self.hi[k])
+        return ZoneArrays(self.rows[k], self.nulls[k], self.nans[k], self.has[k], lo, hi)
 
 
 @dataclass(frozen=True)
@@ -129,6 +157,10 @@ class RowGroup:
     crc32: int
     statistics: Mapping[str, ColumnStats] = field(repr=False)
     chunks: tuple[Chunk, ...] = field(default=(), repr=False)
+    #: Zone maps: per zone of :attr:`FileMeta.zone_rows` rows (the last one shorter), the
+    #: statistics of every column; empty for a group of at most one zone (its own
+    #: statistics say the same) and in files written without them.
+    zones: Sequence[Mapping[str, ColumnStats]] = field(default=(), repr=False)
 
 
 @dataclass(frozen=True)
@@ -143,6 +175,8 @@ class FileMeta:
     created_by: str
     footer_offset: int
     footer_length: int
+    #: Rows per zone of the groups' zone maps (0: the file has none).
+    zone_rows: int = 0
 
 
 # ----------------------------------------------------------------------------- kinds
@@ -188,9 +222,8 @@ def pack_trailer(footer: bytes) -> bytes:
 _LOHI_DTYPES = {"int": np.int64, "uint": np.uint64, "float": np.float64, "bool": np.bool_}
 
 
-def _stats_columns(name: str, kind: str | None, groups: list[RowGroup]) -> dict[str, Any]:
-    """One column's statistics over all row groups, as arrays (QPack slices on the wire)."""
-    st = [g.statistics[name] for g in groups]
+def _stats_columns(kind: str | None, st: list[ColumnStats]) -> dict[str, Any]:
+    """One column's statistics over all row groups (or zones), as arrays (QPack slices on the wire)."""
     d: dict[str, Any] = {
         "n": np.array([s.null_count for s in st], dtype=np.int64),
         "nan": np.array([s.nan_count for s in st], dtype=np.int64),
@@ -212,12 +245,13 @@ def _stats_columns(name: str, kind: str | None, groups: list[RowGroup]) -> dict[
 
 def build_footer(
     schema: pa.Schema, groups: list[RowGroup], dictionaries: dict[str, pa.Array], created_by: str,
-    major: int = VERSION[0],
+    major: int = VERSION[0], zone_rows: int = ZONE_ROWS,
 ) -> bytes:
     """The footer as a qdf v1 buffer (a ``dumps``-ed map); see docs/FORMAT.md §4.3.
 
     ``major`` 2 adds the chunk directory (``chunks``); every group must then have one
-    chunk per schema field.
+    chunk per schema field. Groups with zone maps (``RowGroup.zones``, of ``zone_rows``
+    rows each) add ``zones``.
     """
     from ..wire.values import dumps
 
@@ -247,7 +281,7 @@ def build_footer(
         },
         # Each column's statistics are a v1 buffer of their own, decoded only when a
         # filter or a summary needs that column.
-        "stats": [dumps(_stats_columns(n, stat_kind(t), groups), mode="balanced")
+        "stats": [dumps(_stats_columns(stat_kind(t), [g.statistics[n] for g in groups]), mode="balanced")
                   for n, t in zip(names, schema.types)],
     }
     if major >= 2:
@@ -262,6 +296,15 @@ def build_footer(
             "codec": np.array([c.codec for c in chunks], dtype=np.uint64),
             "raw": np.array([c.raw_length for c in chunks], dtype=np.uint64),
         }
+        if any(g.zones for g in groups):
+            # Like ``stats``, one buffer per field, over the zones of all groups in order;
+            # ``count`` says how many zones each group has (0 or all of its zones).
+            footer["zones"] = {
+                "rows": zone_rows,
+                "count": np.array([len(g.zones) for g in groups], dtype=np.uint64),
+                "stats": [dumps(_stats_columns(stat_kind(t), [z[n] for g in groups for z in g.zones]),
+                                mode="balanced") for n, t in zip(names, schema.types)],
+            }
     return dumps(footer, mode="balanced")
 
 
@@ -393,11 +436,32 @@ def _column_stats(entry: Any, kind: str | None, rows: np.ndarray, name: str, at:
 
 
 class _StatsTable:
-    """Every column's statistics over the row groups, decoded and validated on first use."""
+    """Every column's statistics over the row groups (or over the zones of the zone maps,
+    ``what``), decoded and validated on first use."""
 
-    def __init__(self, blobs: dict[str, tuple[bytes, str | None]], rows: np.ndarray, at: int) -> None:
-        self.blobs, self.rows, self.at = blobs, rows, at
+    def __init__(self, blobs: dict[str, tuple[bytes, str | None]], rows: np.ndarray, at: int,
+                 what: str = "statistics") -> None:
+        self.blobs, self.rows, self.at, self.what = blobs, rows, at, what
         self.parsed: dict[str, list[ColumnStats]] = {}
+        self._arrays: dict[str, ZoneArrays] = {}
+
+    def arrays(self, name: str) -> ZoneArrays:
+        """:meth:`column` as arrays over every entry (built once per column)."""
+        got = self._arrays.get(name)
+        if got is None:
+            st = self.column(name)
+            has = np.array([s.min is not None for s in st], dtype=np.bool_)
+            dtype = _LOHI_DTYPES.get(self.blobs[name][1] or "")
+            lo = hi = None
+            if dtype is not None and dtype is not np.bool_ and has.any():
+                lo = np.array([0 if s.min is None else s.min for s in st], dtype=dtype)
+                hi = np.array([0 if s.max is None else s.max for s in st], dtype=dtype)
+            else:
+                has[:] = False
+            got = self._arrays[name] = ZoneArrays(
+                self.rows, np.array([s.null_count for s in st], dtype=np.int64),
+                np.array([s.nan_count for s in st], dtype=np.int64), has, lo, hi)
+        return got
 
     def column(self, name: str) -> list[ColumnStats]:
         got = self.parsed.get(name)
@@ -408,8 +472,15 @@ class _StatsTable:
             try:
                 entry = read_root(blob)
             except DecodeError as exc:
-                raise CorruptDataError(f"bad footer: statistics of {name!r}: {exc.reason}", offset=self.at) from None
-            got = self.parsed[name] = _column_stats(entry, kind, self.rows, name, self.at)
+                raise CorruptDataError(f"bad footer: {self.what} of {name!r}: {exc.reason}", offset=self.at) from None
+            if self.what == "statistics":
+                got = _column_stats(entry, kind, self.rows, name, self.at)
+            else:  # the indexes _column_stats reports are zones, not row groups
+                try:
+                    got = _column_stats(entry, kind, self.rows, name, self.at)
+                except CorruptDataError as exc:
+                    raise CorruptDataError(f"{exc.reason} (in the {self.what})", offset=self.at) from None
+            self.parsed[name] = got
         return got
 
 
@@ -429,6 +500,54 @@ class _GroupStats(Mapping):
 
     def __len__(self) -> int:
         return len(self._t.blobs)
+
+
+class _ZoneList(Sequence):
+    """``RowGroup.zones`` of a parsed footer: ``count`` zones from ``start`` of the zone
+    table, each a lazily decoded mapping column -> ColumnStats."""
+
+    def __init__(self, table: _StatsTable, start: int, count: int) -> None:
+        self._t, self._start, self._n = table, start, count
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self._n))]
+        k = range(self._n)[i]  # IndexError outside, negative indexes from the end
+        return _GroupStats(self._t, self._start + k)
+
+    def arrays(self, name: str) -> ZoneArrays:
+        """Column ``name`` over these zones, as arrays."""
+        return self._t.arrays(name)[self._start:self._start + self._n]
+
+
+def _parse_zones(raw: Any, major: int, schema: pa.Schema, kinds: list[str | None], rows: np.ndarray,
+                 at: int) -> tuple[int, list[Sequence[Mapping[str, ColumnStats]]]]:
+    """(rows per zone, each group's zones) of the footer's optional ``zones`` map."""
+    if raw is None:
+        return 0, [() for _ in range(len(rows))]
+    _need(major >= 2 and isinstance(raw, dict), "zones is not a map of a version-2 footer", at)
+    z = _uint(raw.get("rows"), "zones.rows", at)
+    _need(MIN_ZONE_ROWS <= z <= MAX_GROUP_ROWS, f"zones.rows {z} is outside [{MIN_ZONE_ROWS}, {MAX_GROUP_ROWS}]", at)
+    count = _int_array(raw.get("count"), "zone counts", len(rows), at)
+    zoned = count > 0
+    ok = ~zoned | ((rows > z) & (count == (rows + z - 1) // z))
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        raise CorruptDataError(f"bad footer: row group {i} of {rows[i]} rows has {count[i]} zones of {z} rows",
+                               offset=at, row_group=i)
+    total = int(count.sum())
+    _need(total <= MAX_ZONES, f"{total} zones, more than {MAX_ZONES}", at)
+    stats = raw.get("stats")
+    _need(isinstance(stats, list) and len(stats) == len(schema) and all(isinstance(b, bytes) for b in stats),
+          "zone statistics are not one buffer per schema field", at)
+    ends = np.cumsum(count)
+    zone_rows = np.full(total, z, dtype=np.int64)  # every zone is full but each group's last
+    zone_rows[ends[zoned] - 1] = rows[zoned] - z * (count[zoned] - 1)
+    table = _StatsTable(dict(zip(schema.names, zip(stats, kinds))), zone_rows, at, what="zone maps")
+    return z, [_ZoneList(table, s, c) if c else () for s, c in zip((ends - count).tolist(), count.tolist())]
 
 
 def _parse_dicts(raw: Any, schema: pa.Schema, at: int) -> dict[str, pa.Array]:
@@ -555,8 +674,9 @@ def parse_footer(buf: bytes | memoryview, footer_offset: int, crc: int, data_end
     _need(isinstance(stats, list) and len(stats) == len(schema) and all(isinstance(b, bytes) for b in stats),
           "stats are not one buffer per schema field", at)
     table = _StatsTable(dict(zip(schema.names, zip(stats, kinds))), rows, at)
+    zone_rows, zones = _parse_zones(f.get("zones"), ver[0], schema, kinds, rows, at)
     groups = [
-        RowGroup(i, o, ln, r, c, _GroupStats(table, i), group_chunks[i])
+        RowGroup(i, o, ln, r, c, _GroupStats(table, i), group_chunks[i], zones[i])
         for i, (o, ln, r, c) in enumerate(zip(offs.tolist(), lens.tolist(), rows.tolist(), crcs.tolist()))
     ]
     num_rows = _uint(f.get("num_rows"), "num_rows", at)
@@ -571,4 +691,5 @@ def parse_footer(buf: bytes | memoryview, footer_offset: int, crc: int, data_end
         created_by=created if isinstance(created, str) else "",
         footer_offset=footer_offset,
         footer_length=len(buf),
+        zone_rows=zone_rows,
     )

@@ -18,14 +18,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from ..columns.decimals import scaled_literal
 from ..query.evaluate import _leaves, _ts_ticks
 from ..query.expr import And, Cmp, Expr, IsIn, IsNull, Not, Or
-from .layout import ColumnStats, RowGroup
+from .layout import ColumnStats, RowGroup, ZoneArrays
 
-__all__ = ["Pruner"]
+__all__ = ["Pruner", "zone_mask"]
 
 _NEGATE = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", "<=": ">", ">": "<="}
 
@@ -58,12 +59,13 @@ def _is_nan(v: Any) -> bool:
     return isinstance(v, float) and math.isnan(v)
 
 
-def _range_true(op: str, v: Any, lo: Any, hi: Any) -> bool:
-    """May some value in [lo, hi] (totally ordered, no NaN) satisfy ``x op v``?"""
+def _range_true(op: str, v: Any, lo: Any, hi: Any) -> Any:
+    """May some value in [lo, hi] (totally ordered, no NaN) satisfy ``x op v``? Written
+    with ``&`` / ``|`` so it also answers for numpy arrays of bounds (zone maps)."""
     if op == "==":
-        return lo <= v <= hi
+        return (lo <= v) & (v <= hi)
     if op == "!=":
-        return not (lo == v and hi == v)
+        return (lo != v) | (hi != v)
     if op == "<":
         return lo < v
     if op == "<=":
@@ -184,3 +186,109 @@ class Pruner:
             return True, "statistics allow a match"
         # Reasons are only worded for the groups that are skipped.
         return False, self._verdict(self.expr, group, why=True).not_true if why else "statistics rule out a match"
+
+
+# ----------------------------------------------------------------------------- zones
+class _Inexact(Exception):
+    """A literal numpy cannot compare exactly with a zone array: decide zone by zone."""
+
+
+#: Integers numpy compares exactly with a float64 array (and floats with an int array).
+_EXACT_FLOAT_INT = 1 << 53
+
+
+def _comparable(v: Any, arr: np.ndarray) -> Any:
+    """``v`` as numpy compares it with ``arr`` exactly as Python compares it with each
+    value, or _Inexact (numpy would round one side: ints beyond 2**53 against floats)."""
+    if type(v) is float:
+        if arr.dtype.kind == "f" or math.isinf(v):
+            return v
+        if v == int(v) and abs(v) <= _EXACT_FLOAT_INT:
+            v = int(v)  # an integral float against integers: compare as integers
+        else:
+            raise _Inexact
+    if type(v) is not int:
+        raise _Inexact
+    if arr.dtype.kind == "f":
+        if abs(v) > _EXACT_FLOAT_INT:
+            raise _Inexact
+        return float(v)
+    info = np.iinfo(arr.dtype)
+    if not info.min <= v <= info.max:
+        raise _Inexact
+    return arr.dtype.type(v)
+
+
+def _leaf_v(prune: Pruner, node: Any, z: ZoneArrays) -> tuple[np.ndarray, np.ndarray]:
+    """``Pruner._leaf`` for every zone at once: (may be TRUE, may be FALSE)."""
+    present = z.rows - z.nulls
+    some = present > 0
+    if isinstance(node, IsNull):
+        has_null = z.nulls > 0
+        return (some, has_null) if node.negated else (has_null, some)
+    ordered = (present - z.nans) > 0
+    nan_rows = z.nans > 0
+    known = z.has & ordered
+    if isinstance(node, Cmp):
+        v = prune._lits[id(node)]
+        if _is_nan(v):
+            return some & (node.op == "!="), some & (node.op != "!=")
+        t = nan_rows & (node.op == "!=")
+        f = nan_rows & (node.op != "!=")
+        unknown = ordered & ~z.has
+        t, f = t | unknown, f | unknown
+        if z.lo is not None and known.any():
+            w = _comparable(v, z.lo)
+            t = t | (known & _range_true(node.op, w, z.lo, z.hi))
+            f = f | (known & _range_true(_NEGATE[node.op], w, z.lo, z.hi))
+        return t & some, f & some
+    vals = prune._lits[id(node)]
+    f = nan_rows.copy()
+    unknown = ordered & ~z.has
+    t = unknown & bool(vals)
+    f = f | unknown
+    if z.lo is not None and known.any():
+        ws = [_comparable(v, z.lo) for v in vals]
+        t_in = np.zeros(len(z.rows), dtype=np.bool_)
+        single = np.zeros(len(z.rows), dtype=np.bool_)
+        for w in ws:
+            t_in |= (z.lo <= w) & (w <= z.hi)
+            single |= z.lo == w
+        t = t | (known & t_in)
+        f = f | (known & ~((z.lo == z.hi) & single))
+    return t & some, f & some
+
+
+def _verdict_v(prune: Pruner, expr: Expr, zones: Any) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(expr, Not):
+        t, f = _verdict_v(prune, expr.operand, zones)
+        return f, t
+    if isinstance(expr, (And, Or)):
+        parts = [_verdict_v(prune, e, zones) for e in expr.operands]
+        ts, fs = [p[0] for p in parts], [p[1] for p in parts]
+        if isinstance(expr, And):
+            return np.logical_and.reduce(ts), np.logical_or.reduce(fs)
+        return np.logical_or.reduce(ts), np.logical_and.reduce(fs)
+    return _leaf_v(prune, expr, zones.arrays(expr.column))
+
+
+def zone_mask(prune: Pruner, zones: Any, zone_rows: int, n_rows: int) -> np.ndarray:
+    """Which zones of a row group of ``n_rows`` rows (``RowGroup.zones``, of ``zone_rows``
+    rows each) the filter may be TRUE in: the verdicts of :class:`Pruner` for every zone,
+    computed on arrays where the literals compare exactly, zone by zone otherwise."""
+    assert prune.expr is not None
+    if hasattr(zones, "arrays"):
+        try:
+            return _verdict_v(prune, prune.expr, zones)[0]
+        except _Inexact:
+            pass
+
+    class _Zone:  # one zone, shaped as Pruner reads a row group
+        __slots__ = ("num_rows", "statistics")
+
+    out = np.zeros(len(zones), dtype=np.bool_)
+    for k, stats in enumerate(zones):
+        z = _Zone()
+        z.num_rows, z.statistics = min(zone_rows, n_rows - k * zone_rows), stats
+        out[k] = prune(z, why=False)[0]
+    return out

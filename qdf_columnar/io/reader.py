@@ -44,7 +44,7 @@ from .layout import (
     parse_header,
     parse_trailer,
 )
-from .prune import Pruner
+from .prune import Pruner, zone_mask
 from .source import TAIL_BYTES, QdfSource, Source, open_source
 
 __all__ = ["QdfFile", "read_qdf", "PANDAS_DTYPES_KEY"]
@@ -224,6 +224,7 @@ class QdfFile:
     def __init__(self, path: QdfSource, storage_options: dict[str, Any] | None = None) -> None:
         self._src = open_source(path, storage_options)
         self.path: str = self._src.name
+        self._zone_pruner: tuple[Expr, Pruner] | None = None
         try:
             self._meta = _read_meta(self._src)
         except BaseException:
@@ -434,21 +435,44 @@ class QdfFile:
             return empty_table(g.num_rows, None) if not names else pa.table({n: arrays[n] for n in names})
         # The filter's chunks in filter form: a dictionary-coded string column stays codes
         # plus its table, compared once per distinct value and expanded only at the kept rows.
-        filtered = decode_all(filter_cols, None, for_filter=True)
+        # Rows of zones the zone maps rule out are neither decoded nor evaluated.
+        cand = self._zone_candidates(g, expr)
+        n_eval = g.num_rows if cand is None else len(cand)
+        filtered = decode_all(filter_cols, cand, for_filter=True)
         try:
-            keep = np.flatnonzero(evaluate(expr, filtered, g.num_rows))
+            hits = np.flatnonzero(evaluate(expr, filtered, n_eval))
         except QueryError as err:
             raise err.with_location(row_group=g.index) from None
+        keep = hits if cand is None else cand[hits]
         if not names:
             return empty_table(len(keep), None)
         rest = decode_all([n for n in names if n not in filtered], keep)
-        taken = pa.array(keep) if len(keep) < g.num_rows else None
+        taken = pa.array(hits) if len(hits) < n_eval else None
         for n in [n for n in filtered if n in names]:
             a = filtered[n] if taken is None else filtered[n].take(taken)
             if pa.types.is_dictionary(a.type) != (n in cats):  # the form asked for: categories= or values
                 a = a.dictionary_encode() if n in cats else a.dictionary_decode()
             rest[n] = a
         return pa.table({n: rest[n] for n in names})
+
+    def _zone_candidates(self, g: RowGroup, expr: Expr) -> np.ndarray | None:
+        """Rows of ``g`` in the zones whose statistics allow ``expr`` to be TRUE (ascending
+        int64), or None when the group has no zone maps or none of its zones is ruled out."""
+        if not g.zones:
+            return None
+        size = self._meta.zone_rows
+        cached = self._zone_pruner  # one Pruner per filter (row groups of a read share it)
+        if cached is None or cached[0] is not expr:
+            cached = self._zone_pruner = (expr, Pruner(expr, self._filter_kinds(expr)))
+        keep = zone_mask(cached[1], g.zones, size, g.num_rows)
+        if keep.all():
+            return None
+        # Runs of kept zones become ranges of rows: the cost follows the rows kept.
+        edges = np.flatnonzero(np.diff(np.concatenate(([False], keep, [False])).astype(np.int8)))
+        spans = [(int(a) * size, min(int(b) * size, g.num_rows)) for a, b in zip(edges[::2], edges[1::2])]
+        if not spans:
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in spans])
 
     def _decode_chunk(self, g: RowGroup, j: int, name: str, data: Any, rows: np.ndarray | None, no_copy: bool,
                       as_category: bool, for_filter: bool = False) -> pa.Array:
@@ -461,7 +485,7 @@ class QdfFile:
         cats = [name] if as_category else None
         try:
             if for_filter:
-                t = decode_filter_inputs(buf, no_copy=no_copy and buf is data)
+                t = decode_filter_inputs(buf, no_copy=no_copy and buf is data, rows=rows, n_rows=g.num_rows)
             elif rows is None:
                 t = decode(buf, output="arrow", no_copy=no_copy and buf is data, threads=False, categories=cats)
             else:
@@ -515,7 +539,9 @@ class QdfFile:
 
     def explain(self, filter: Any = None) -> Any:  # noqa: A002
         """One row per row group: ``index``, ``rows``, ``bytes``, ``read`` (would ``filter``
-        read it) and ``reason`` (the statistic that rules it out, when it is skipped)."""
+        read it), ``rows_read`` (the rows of its filter columns that would be decoded and
+        evaluated: all of them, or those of the zones its zone maps cannot rule out) and
+        ``reason`` (the statistic that rules the group out, when it is skipped)."""
         from .summary import explain_groups
 
         return explain_groups(self, filter)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .chunks import open_chunk
 from .layout import CHUNK_CODEC_NAMES, CHUNK_V1, stat_kind
+from .prune import Pruner, zone_mask
 
 if TYPE_CHECKING:
     from .reader import QdfFile
@@ -26,12 +27,21 @@ HTML_MAX_ROW_GROUPS = 16
 
 
 def explain_groups(f: QdfFile, filter: Any) -> Any:  # noqa: A002
+    import numpy as np
     import pandas as pd
 
-    _, plan = f._plan(filter)
-    rows = [{"index": g.index, "rows": g.num_rows, "bytes": g.length, "read": read, "reason": why}
-            for g, read, why in plan]
-    return pd.DataFrame(rows, columns=["index", "rows", "bytes", "read", "reason"])
+    expr, plan = f._plan(filter)
+    prune = Pruner(expr, f._filter_kinds(expr)) if expr is not None else None
+    size = f._meta.zone_rows
+    rows = []
+    for g, read, why in plan:
+        evaluated = g.num_rows if read else 0
+        if read and prune is not None and g.zones:  # rows of the zones the zone maps keep
+            keep = zone_mask(prune, g.zones, size, g.num_rows)
+            evaluated = int(np.minimum(size, g.num_rows - size * np.flatnonzero(keep)).sum())
+        rows.append({"index": g.index, "rows": g.num_rows, "bytes": g.length, "read": read,
+                     "rows_read": evaluated, "reason": why})
+    return pd.DataFrame(rows, columns=["index", "rows", "bytes", "read", "rows_read", "reason"])
 
 
 def _owner(slot: str, names: list[str]) -> str | None:

@@ -36,6 +36,7 @@ from .layout import (
     MAX_GROUP_ROWS,
     READ_MAJORS,
     VERSION,
+    ZONE_ROWS,
     Chunk,
     RowGroup,
     SchemaMismatchError,
@@ -46,6 +47,7 @@ from .layout import (
 from .reader import QdfFile
 from .source import QdfPath, WritableFile, missing_directory, os_error, resolve, source_name, writable_file
 from .stats import column_stats
+from .zones import zone_stats
 
 __all__ = ["write_qdf"]
 
@@ -379,6 +381,7 @@ def write_qdf(
     nested: str = ...,
     go_compatible: bool = ...,
     format_version: int | None = ...,
+    zone_maps: bool = ...,
     append: bool = ...,
     storage_options: dict[str, Any] | None = ...,
 ) -> bytes: ...
@@ -395,6 +398,7 @@ def write_qdf(
     nested: str = ...,
     go_compatible: bool = ...,
     format_version: int | None = ...,
+    zone_maps: bool = ...,
     append: bool = ...,
     storage_options: dict[str, Any] | None = ...,
 ) -> None: ...
@@ -410,6 +414,7 @@ def write_qdf(
     nested: str = "columns",
     go_compatible: bool = False,
     format_version: int | None = None,
+    zone_maps: bool = True,
     append: bool = False,
     storage_options: dict[str, Any] | None = None,
 ) -> bytes | None:
@@ -449,6 +454,13 @@ def write_qdf(
         mode whichever of the v1 buffer, its tANS pass, a zstd frame or an xz stream is
         smallest), so a read fetches and decodes only the columns it needs. 1 stores a
         row group as one v1 buffer. ``append`` keeps the existing file's version.
+    zone_maps : bool
+        Version 2: give every row group longer than 8,192 rows zone maps in the footer
+        (per 8,192-row zone, the null count of every column and min / max of numeric and
+        temporal ones), so a filter on a clustered column (a time range on a table
+        sorted by time) decodes and evaluates only the zones that may match, inside the
+        row groups it reads. False leaves them out (a smaller footer, for files always
+        read whole); an appended file keeps the existing groups' zone maps.
     row_group_size : int
         Rows per row group, at most 2**24 (the v1 container limit).
     append : bool
@@ -505,6 +517,8 @@ def write_qdf(
     if nested not in ("columns", "rows"):
         raise InvalidOptionError(f"nested must be 'columns' or 'rows', not {nested!r}")
     parse_mode(mode, column_index=column_index)
+    if not isinstance(zone_maps, bool):
+        raise InvalidOptionError(f"zone_maps must be True or False, not {zone_maps!r}")
     if format_version is not None and (type(format_version) is not int or format_version not in READ_MAJORS):
         raise InvalidOptionError(f"format_version must be one of {READ_MAJORS}, not {format_version!r}")
     to_file = writable_file(path)  # False for a path or None; refuses other kinds
@@ -544,7 +558,7 @@ def write_qdf(
             if major >= 2:
                 groups = _write_chunked_groups(
                     sink, keeper, existing, old, data, row_group_size,
-                    lambda t: encode_chunk(t, encode, mode, column_index, **opts))
+                    lambda t: encode_chunk(t, encode, mode, column_index, **opts), zone_maps)
             else:
                 groups = _write_groups(sink, keeper, existing, old, data, row_group_size,
                                        lambda t: encode(t, mode=mode, column_index=column_index, **opts))
@@ -553,7 +567,8 @@ def write_qdf(
             if existing is None and not groups:  # nothing was encoded: still refuse unstorable columns
                 encode(_empty_of(keeper.schema), mode=mode, column_index=column_index, nested=nested,
                        go_compatible=go_compatible)
-            footer = build_footer(keeper.final(), groups, keeper.dicts, f"qdf_columnar {__version__}", major)
+            footer = build_footer(keeper.final(), groups, keeper.dicts, f"qdf_columnar {__version__}", major,
+                                  zone_size(existing))
             sink.write(footer)
             sink.write(pack_trailer(footer))
             sink.commit()
@@ -611,22 +626,31 @@ def _start(sink: Any, existing: QdfFile | None, old: Iterator[Any], major: int) 
     return existing._meta.footer_offset, list(existing.row_groups)
 
 
+def zone_size(existing: QdfFile | None) -> int:
+    """Rows per zone of the zone maps: the existing file's (an append keeps one size), else ZONE_ROWS."""
+    return existing._meta.zone_rows if existing is not None and existing._meta.zone_rows else ZONE_ROWS
+
+
 def _write_chunked_groups(
-    sink: Any, keeper: _Schema, existing: QdfFile | None, old: Iterator[Any], data: Any, size: int, enc: Any
+    sink: Any, keeper: _Schema, existing: QdfFile | None, old: Iterator[Any], data: Any, size: int, enc: Any,
+    zone_maps: bool = True,
 ) -> list[RowGroup]:
-    """Version 2.0: each row group as one chunk per column (``enc`` -> bytes, codec, v1 length)."""
+    """Version 2.0: each row group as one chunk per column (``enc`` -> bytes, codec, v1 length),
+    with zone maps unless ``zone_maps`` is False."""
     offset, groups = _start(sink, existing, old, 2)
+    zone_rows = zone_size(existing)
     for t in _row_groups(keeper, data, size):
         # Every chunk is encoded before statistics are taken and anything is written: a
         # column qdf cannot store is refused by its encoder, naming it.
         encoded = [enc(chunk_table(t, i)) for i in range(t.num_columns)]
         stats = {name: column_stats(t.column(i)) for i, name in enumerate(t.column_names)}
+        zones = zone_stats(t, zone_rows) if zone_maps else ()
         start, chunks = offset, []
         for buf, codec, raw in encoded:
             chunks.append(Chunk(offset, len(buf), zlib.crc32(buf), codec, raw))
             sink.write(buf)
             offset += len(buf)
-        groups.append(RowGroup(len(groups), start, offset - start, t.num_rows, 0, stats, tuple(chunks)))
+        groups.append(RowGroup(len(groups), start, offset - start, t.num_rows, 0, stats, tuple(chunks), zones))
     return groups
 
 

@@ -211,8 +211,9 @@ class Deferred:
             raise exc.with_location(column=self.name) from None
 
     def for_filter_rows(self, rows: np.ndarray) -> pa.Array:
-        """The filter input restricted to ``rows`` (zone chunks decode only their zones)."""
-        if self.zones is not None:
+        """The filter input restricted to ``rows``: only those rows are materialised (zone
+        chunks decode only their zones) unless the filter form differs from the values."""
+        if self.zones is not None or self._make_filter is None:
             return self(rows)
         return self.for_filter().take(pa.array(rows))
 
