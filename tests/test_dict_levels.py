@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from arrow_check import assert_tables_bit_equal
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import qdf_columnar as qdf
@@ -334,3 +334,43 @@ def test_balanced_never_larger_than_the_reference_picker(n: int, distinct: int, 
     slack = LEVEL_OVERHEAD + 1 + NOTE_COST if kind == "str" else 0
     assert len(buf) <= len(qdf.encode(t, go_compatible=True)) + slack
     assert_tables_bit_equal(qdf.decode(buf, output="arrow"), t)
+
+
+_SPAN_TYPES = [pa.int8(), pa.int16(), pa.int64(), pa.uint8(), pa.uint64(), pa.float32(), pa.float64(),
+               pa.date32(), pa.duration("ms"), pa.time32("s")]
+
+
+@settings(max_examples=150, deadline=None)
+@given(typ=st.sampled_from(_SPAN_TYPES), n=st.integers(1, 400), span=st.sampled_from([1, 3, 40, 70_000]),
+       base=st.sampled_from([0, -100, 2**31, 2**63 + 5, -(2**62)]), nulls=st.floats(0, 0.9),
+       specials=st.booleans(), offset=st.integers(0, 5), seed=st.integers(0, 2**32 - 1))
+def test_presence_table_dictionary_equals_the_hashed_one(typ, n, span, base, nulls, specials, offset, seed) -> None:
+    """The fast path for small-span integers and whole floats gives exactly the hash path's
+    codes (the values under null rows too, which the codes' body may carry) and values."""
+    from qdf_columnar.wire.dict_write import _MOSTLY_DISTINCT, _hashed_dictionary, _small_span_dictionary
+
+    rng = np.random.default_rng(seed)
+    vals = rng.integers(0, span, n + offset).astype(object) + base
+    if pa.types.is_floating(typ):
+        vals = vals.astype(float)
+        if specials:
+            vals[rng.integers(0, len(vals), 3)] = rng.choice([np.nan, -0.0, 0.5, np.inf, 1e300], 3)
+    elif pa.types.is_integer(typ) or pa.types.is_temporal(typ):
+        bits = typ.bit_width
+        lo, hi = (0, 2**bits - 1) if pa.types.is_unsigned_integer(typ) else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        if pa.types.is_time(typ):
+            lo, hi = 0, 86_399
+        vals = np.array([min(max(int(v), lo), hi) for v in vals], dtype=object)
+    mask = rng.random(len(vals)) < nulls
+    arr = pa.array([None if m else v for v, m in zip(vals, mask)], type=typ).slice(offset)
+    fast, hashed = _small_span_dictionary(arr), _hashed_dictionary(arr)
+    event("hash path" if fast is None else "mostly distinct" if fast is _MOSTLY_DISTINCT else "presence table")
+    if fast is None:
+        return
+    if fast is _MOSTLY_DISTINCT:
+        assert hashed is None
+        return
+    assert hashed is not None
+    assert fast[1].equals(hashed[1]) and fast[0].equals(hashed[0])
+    under = [np.frombuffer(c.buffers()[1], np.uint64) for c in (fast[0], hashed[0])]
+    assert np.array_equal(*under)
