@@ -75,6 +75,13 @@ def _filters(t: pa.Table) -> dict[str, tuple[Any, list, Any]]:
     }
 
 
+def _args_text(args: argparse.Namespace) -> str:
+    """The ``ARGS=`` of the make command that reproduces this run ("" for the defaults)."""
+    parts = [f"--{k} {v}" for k, v, d in (("rows", args.rows, 5_000_000), ("groups", args.groups, 50),
+                                          ("rounds", args.rounds, 7)) if v != d]
+    return f' ARGS="{" ".join(parts)}"' if parts else ""
+
+
 def _timed(fn) -> float:
     gc.collect()
     time.sleep(0.02)
@@ -153,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.rows:,} rows of `make_log_table`, {args.groups} row groups of {rg:,} rows in every file; "
         f"{args.rounds} shuffled interleaved rounds in one process, medians; one thread each; files on "
         f"{'/dev/shm' if str(tmp).startswith('/dev/shm') else 'local disk'} (page cache warm); "
-        f"load average {load:.2f} on {os.cpu_count()} CPUs. Command: `make bench-files`.",
+        f"load average {load:.2f} on {os.cpu_count()} CPUs. Command: `make bench-files{_args_text(args)}`.",
         "",
         "| | qdf (balanced) | qdf, no zone maps | parquet-zstd3 | parquet-snappy |",
         "|---|---:|---:|---:|---:|",
