@@ -347,7 +347,7 @@ _SPAN_TYPES = [pa.int8(), pa.int16(), pa.int64(), pa.uint8(), pa.uint64(), pa.fl
 def test_presence_table_dictionary_equals_the_hashed_one(typ, n, span, base, nulls, specials, offset, seed) -> None:
     """The fast path for small-span integers and whole floats gives exactly the hash path's
     codes (the values under null rows too, which the codes' body may carry) and values."""
-    from qdf_columnar.wire.dict_write import _MOSTLY_DISTINCT, _hashed_dictionary, _small_span_dictionary
+    from qdf_columnar.wire.dict_write import NOT_SMALL, _hashed_dictionary, _small_span_dictionary
 
     rng = np.random.default_rng(seed)
     vals = rng.integers(0, span, n + offset).astype(object) + base
@@ -364,10 +364,10 @@ def test_presence_table_dictionary_equals_the_hashed_one(typ, n, span, base, nul
     mask = rng.random(len(vals)) < nulls
     arr = pa.array([None if m else v for v, m in zip(vals, mask)], type=typ).slice(offset)
     fast, hashed = _small_span_dictionary(arr), _hashed_dictionary(arr)
-    event("hash path" if fast is None else "mostly distinct" if fast is _MOSTLY_DISTINCT else "presence table")
-    if fast is None:
+    event("hash path" if fast is NOT_SMALL else "mostly distinct" if fast is None else "presence table")
+    if fast is NOT_SMALL:
         return
-    if fast is _MOSTLY_DISTINCT:
+    if fast is None:
         assert hashed is None
         return
     assert hashed is not None

@@ -473,14 +473,13 @@ class _StatsTable:
                 entry = read_root(blob)
             except DecodeError as exc:
                 raise CorruptDataError(f"bad footer: {self.what} of {name!r}: {exc.reason}", offset=self.at) from None
-            if self.what == "statistics":
-                got = _column_stats(entry, kind, self.rows, name, self.at)
-            else:  # the indexes _column_stats reports are zones, not row groups
-                try:
-                    got = _column_stats(entry, kind, self.rows, name, self.at)
-                except CorruptDataError as exc:
-                    raise CorruptDataError(f"{exc.reason} (in the {self.what})", offset=self.at) from None
-            self.parsed[name] = got
+            try:
+                got = self.parsed[name] = _column_stats(entry, kind, self.rows, name, self.at)
+            except CorruptDataError as exc:
+                if self.what == "statistics":
+                    raise
+                # the indexes _column_stats reports are zones, not row groups
+                raise CorruptDataError(f"{exc.reason} (in the {self.what})", offset=self.at) from None
         return got
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -243,10 +243,9 @@ def _leaf_v(prune: Pruner, node: Any, z: ZoneArrays) -> tuple[np.ndarray, np.nda
             f = f | (known & _range_true(_NEGATE[node.op], w, z.lo, z.hi))
         return t & some, f & some
     vals = prune._lits[id(node)]
-    f = nan_rows.copy()
     unknown = ordered & ~z.has
     t = unknown & bool(vals)
-    f = f | unknown
+    f = nan_rows | unknown
     if z.lo is not None and known.any():
         ws = [_comparable(v, z.lo) for v in vals]
         t_in = np.zeros(len(z.rows), dtype=np.bool_)
@@ -282,13 +281,12 @@ def zone_mask(prune: Pruner, zones: Any, zone_rows: int, n_rows: int) -> np.ndar
             return _verdict_v(prune, prune.expr, zones)[0]
         except _Inexact:
             pass
+    return np.array([prune(_Zone(min(zone_rows, n_rows - k * zone_rows), stats), why=False)[0]  # type: ignore[arg-type]
+                     for k, stats in enumerate(zones)], dtype=np.bool_)
 
-    class _Zone:  # one zone, shaped as Pruner reads a row group
-        __slots__ = ("num_rows", "statistics")
 
-    out = np.zeros(len(zones), dtype=np.bool_)
-    for k, stats in enumerate(zones):
-        z = _Zone()
-        z.num_rows, z.statistics = min(zone_rows, n_rows - k * zone_rows), stats
-        out[k] = prune(z, why=False)[0]
-    return out
+class _Zone(NamedTuple):
+    """One zone, shaped as :class:`Pruner` reads a row group."""
+
+    num_rows: int
+    statistics: Mapping[str, ColumnStats]

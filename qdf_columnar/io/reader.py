@@ -455,24 +455,24 @@ class QdfFile:
             rest[n] = a
         return pa.table({n: rest[n] for n in names})
 
-    def _zone_candidates(self, g: RowGroup, expr: Expr) -> np.ndarray | None:
-        """Rows of ``g`` in the zones whose statistics allow ``expr`` to be TRUE (ascending
-        int64), or None when the group has no zone maps or none of its zones is ruled out."""
+    def _zone_mask(self, g: RowGroup, expr: Expr) -> np.ndarray | None:
+        """Which zones of ``g`` its zone maps allow ``expr`` to be TRUE in (None: no zone maps)."""
         if not g.zones:
             return None
-        size = self._meta.zone_rows
         cached = self._zone_pruner  # one Pruner per filter (row groups of a read share it)
         if cached is None or cached[0] is not expr:
             cached = self._zone_pruner = (expr, Pruner(expr, self._filter_kinds(expr)))
-        keep = zone_mask(cached[1], g.zones, size, g.num_rows)
-        if keep.all():
+        return zone_mask(cached[1], g.zones, self._meta.zone_rows, g.num_rows)
+
+    def _zone_candidates(self, g: RowGroup, expr: Expr) -> np.ndarray | None:
+        """Rows of ``g`` in the zones whose statistics allow ``expr`` to be TRUE (ascending
+        int64), or None when the group has no zone maps or none of its zones is ruled out."""
+        keep = self._zone_mask(g, expr)
+        if keep is None or keep.all():
             return None
-        # Runs of kept zones become ranges of rows: the cost follows the rows kept.
-        edges = np.flatnonzero(np.diff(np.concatenate(([False], keep, [False])).astype(np.int8)))
-        spans = [(int(a) * size, min(int(b) * size, g.num_rows)) for a, b in zip(edges[::2], edges[1::2])]
-        if not spans:
-            return np.zeros(0, dtype=np.int64)
-        return np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in spans])
+        size = self._meta.zone_rows  # a range per kept zone: the cost follows the rows kept
+        spans = [np.arange(k * size, min((k + 1) * size, g.num_rows), dtype=np.int64) for k in np.flatnonzero(keep)]
+        return np.concatenate(spans) if spans else np.zeros(0, dtype=np.int64)
 
     def _decode_chunk(self, g: RowGroup, j: int, name: str, data: Any, rows: np.ndarray | None, no_copy: bool,
                       as_category: bool, for_filter: bool = False) -> pa.Array:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from .chunks import open_chunk
 from .layout import CHUNK_CODEC_NAMES, CHUNK_V1, stat_kind
-from .prune import Pruner, zone_mask
 
 if TYPE_CHECKING:
     from .reader import QdfFile
@@ -31,13 +30,12 @@ def explain_groups(f: QdfFile, filter: Any) -> Any:  # noqa: A002
     import pandas as pd
 
     expr, plan = f._plan(filter)
-    prune = Pruner(expr, f._filter_kinds(expr)) if expr is not None else None
     size = f._meta.zone_rows
     rows = []
     for g, read, why in plan:
+        keep = f._zone_mask(g, expr) if read and expr is not None else None
         evaluated = g.num_rows if read else 0
-        if read and prune is not None and g.zones:  # rows of the zones the zone maps keep
-            keep = zone_mask(prune, g.zones, size, g.num_rows)
+        if keep is not None:  # rows of the zones the zone maps keep
             evaluated = int(np.minimum(size, g.num_rows - size * np.flatnonzero(keep)).sum())
         rows.append({"index": g.index, "rows": g.num_rows, "bytes": g.length, "read": read,
                      "rows_read": evaluated, "reason": why})

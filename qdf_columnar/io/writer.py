@@ -568,7 +568,7 @@ def write_qdf(
                 encode(_empty_of(keeper.schema), mode=mode, column_index=column_index, nested=nested,
                        go_compatible=go_compatible)
             footer = build_footer(keeper.final(), groups, keeper.dicts, f"qdf_columnar {__version__}", major,
-                                  zone_size(existing))
+                                  _zone_size(existing))
             sink.write(footer)
             sink.write(pack_trailer(footer))
             sink.commit()
@@ -626,7 +626,7 @@ def _start(sink: Any, existing: QdfFile | None, old: Iterator[Any], major: int) 
     return existing._meta.footer_offset, list(existing.row_groups)
 
 
-def zone_size(existing: QdfFile | None) -> int:
+def _zone_size(existing: QdfFile | None) -> int:
     """Rows per zone of the zone maps: the existing file's (an append keeps one size), else ZONE_ROWS."""
     return existing._meta.zone_rows if existing is not None and existing._meta.zone_rows else ZONE_ROWS
 
@@ -638,7 +638,7 @@ def _write_chunked_groups(
     """Version 2.0: each row group as one chunk per column (``enc`` -> bytes, codec, v1 length),
     with zone maps unless ``zone_maps`` is False."""
     offset, groups = _start(sink, existing, old, 2)
-    zone_rows = zone_size(existing)
+    zone_rows = _zone_size(existing)
     for t in _row_groups(keeper, data, size):
         # Every chunk is encoded before statistics are taken and anything is written: a
         # column qdf cannot store is refused by its encoder, naming it.

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 import pyarrow as pa
 
+from ..wire.numeric_arrow import data_values
 from .layout import ColumnStats
 
 __all__ = ["zone_stats"]
@@ -82,7 +83,4 @@ def _numbers(arr: pa.Array) -> np.ndarray | None:
         arr = arr.cast(pa.float32())  # exact
     elif not (pa.types.is_integer(t) or pa.types.is_floating(t)):
         return None
-    if arr.buffers()[1] is None:
-        return None
-    dtype = np.dtype(arr.type.to_pandas_dtype())
-    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
+    return None if arr.buffers()[1] is None else data_values(arr)

@@ -33,6 +33,7 @@ from ..columns.kinds import kind_for
 from ..errors import QdfError
 from ..format.tags import ColKind, StrColTag
 from .colstruct_write import write_body, write_table_columnar
+from .numeric_arrow import data_values
 from .schema_note import build_note
 from .values_write import _write_seq_header as write_seq_header
 
@@ -175,37 +176,36 @@ SMALL_SPAN = 1 << 16
 def dictionary_of(arr: pa.Array) -> tuple[pa.Array, pa.Array] | None:
     """(uint64 codes, sorted distinct values) of ``arr``, or None when it is mostly distinct."""
     small = _small_span_dictionary(arr)
-    if small is not None:
-        return None if small is _MOSTLY_DISTINCT else small
-    return _hashed_dictionary(arr)
+    return _hashed_dictionary(arr) if small is NOT_SMALL else small
 
 
-_MOSTLY_DISTINCT = (pa.array([], pa.uint64()), pa.array([], pa.uint64()))
+#: What :func:`_small_span_dictionary` says of a column it does not take.
+NOT_SMALL = object()
 
 
 def _small_span_dictionary(arr: pa.Array) -> Any:
     """:func:`_hashed_dictionary`'s exact result (null rows' codes included: the code of
-    the first present value, as the hash path fills them) for integers, and floats that
-    are all whole numbers (no NaN, no -0.0), spanning few values; None when the column
-    is not one, _MOSTLY_DISTINCT when it is but has too many distinct values."""
+    the first present value, as the hash path fills them; None when mostly distinct) for
+    integers, and floats that are all whole numbers (no NaN, no -0.0), spanning few
+    values; NOT_SMALL for any other column."""
     t = arr.type
     is_float = pa.types.is_float32(t) or pa.types.is_float64(t)
     if pa.types.is_floating(t) and not is_float:
-        return None  # float16: its bit patterns do not sort as its values
+        return NOT_SMALL  # float16: its bit patterns do not sort as its values
     keys = _hashable(arr)
     if not pa.types.is_integer(keys.type) or keys.buffers()[1] is None or len(arr) == arr.null_count:
-        return None
-    key_dtype = np.dtype(keys.type.to_pandas_dtype())
-    raw = np.frombuffer(keys.buffers()[1], dtype=key_dtype, count=len(arr), offset=arr.offset * key_dtype.itemsize)
+        return NOT_SMALL
+    raw = data_values(keys)
+    key_dtype = raw.dtype
     valid = np.asarray(arr.is_valid()) if arr.null_count else None
     present = raw[valid] if valid is not None else raw
     if is_float:
         fl = present.view(np.dtype(t.to_pandas_dtype()))
         if not (np.abs(fl) <= 2.0**53).all() or np.signbit(fl[fl == 0]).any():
-            return None  # NaN, an infinity, a huge value or -0.0: the hash path keeps their bits apart
+            return NOT_SMALL  # NaN, an infinity, a huge value or -0.0: the hash path keeps their bits apart
         whole = fl.astype(np.int64)
         if not (whole == fl).all():
-            return None
+            return NOT_SMALL
         keyed = whole
     elif key_dtype.kind == "u":
         keyed = present.astype(np.uint64)
@@ -213,13 +213,13 @@ def _small_span_dictionary(arr: pa.Array) -> Any:
         keyed = present.astype(np.int64)
     lo, hi = keyed.min(), keyed.max()
     if int(hi) - int(lo) > max(SMALL_SPAN, 4 * len(arr)):
-        return None
+        return NOT_SMALL
     offsets = (keyed - lo).astype(np.intp)
     seen = np.zeros(int(hi - lo) + 1, dtype=np.bool_)
     seen[offsets] = True
     d = int(np.count_nonzero(seen))
     if d > len(present) // 2:
-        return _MOSTLY_DISTINCT
+        return None
     rank = np.cumsum(seen, dtype=np.uint64) - np.uint64(1)
     if valid is None:
         codes, mask = rank[offsets], None
