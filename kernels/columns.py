@@ -1,6 +1,6 @@
-"""Column assembly kernels: nullable scatter (values, and string offsets), present-value
-ranks, timestamp recombination, and the per-row masks of a predicate evaluated on a
-dictionary's values.
+"""Column assembly kernels: nullable scatter (values, and string offsets), NaN under
+nulls, present-value ranks, timestamp recombination, and the per-row masks of a
+predicate evaluated on a dictionary's values.
 
 Nullable v1 columns carry a presence bitmap (LSB-first, 1 = present: the same
 layout as an Arrow validity buffer) and only the present values; time columns carry
@@ -57,6 +57,51 @@ def scatter_present_into(values, mask, out):
         else:
             out[i] = 0
     return np.int64(k)
+
+
+def _null_lanes(dtype: type) -> np.ndarray:
+    """lanes[m, t]: all ones where bit t of mask byte m is set (a present row), else 0."""
+    ones = np.iinfo(dtype).max
+    return np.array([[ones if (m >> t) & 1 else 0 for t in range(8)] for m in range(256)], dtype=dtype)
+
+
+#: :func:`fill_null_slots`' lane masks, by the width of the values' unsigned view.
+NULL_LANES = {8: _null_lanes(np.uint64), 4: _null_lanes(np.uint32)}
+
+
+@kernel
+def fill_null_slots(bitmap, offset, out, fill, lanes):
+    """out[i] = fill wherever bit ``offset + i`` of the Arrow validity ``bitmap`` is clear.
+
+    A null row's value slot holds anything in Arrow; pandas wants NaN there. Writing
+    it in place lets a decoded nullable float column become a DataFrame column
+    without a copy. ``out`` is the values' unsigned integer view, ``fill`` the bit
+    pattern to write and ``lanes`` the matching :data:`NULL_LANES` table: a mask byte
+    selects eight lanes at once with no branch per row (a branch per row costs
+    3x on nulls scattered at random). Returns len(out).
+    """
+    n = out.shape[0]
+    i = 0
+    while i < n and (offset + i) & 7:
+        j = offset + i
+        if not (bitmap[j >> 3] >> (j & 7)) & 1:
+            out[i] = fill
+        i += 1
+    first = (offset + i) >> 3
+    for b in range((n - i) >> 3):
+        m = bitmap[first + b]
+        if m != 0xFF:
+            o = i + (b << 3)
+            for t in range(8):
+                keep = lanes[m, t]
+                out[o + t] = (out[o + t] & keep) | (fill & ~keep)
+    i += ((n - i) >> 3) << 3
+    while i < n:
+        j = offset + i
+        if not (bitmap[j >> 3] >> (j & 7)) & 1:
+            out[i] = fill
+        i += 1
+    return np.int64(n)
 
 
 @kernel
@@ -178,6 +223,9 @@ def _warmup() -> None:
     for dt in (np.int64, np.uint64, np.float64, np.float32, np.uint32, np.uint16, np.uint8):
         scatter_present_into(np.ones(2, dtype=dt), mask, np.empty(3, dtype=dt))
     rank_present(mask, np.array([0, 2], dtype=np.int64), np.empty(2, np.int64))
+    validity = np.frombuffer(mask.tobytes(), dtype=np.uint8)  # an Arrow validity buffer: read-only
+    for dt, ut in ((np.float64, np.uint64), (np.float32, np.uint32)):
+        fill_null_slots(validity, np.int64(0), np.empty(3, dtype=ut), dt(np.nan).view(ut), NULL_LANES[ut().itemsize])
     valid = np.array([True, False, True])
     for dt in (np.int32, np.int64):  # offsets straight from an Arrow buffer are read-only
         offsets = np.frombuffer(np.zeros(3, dt).tobytes(), dtype=dt)

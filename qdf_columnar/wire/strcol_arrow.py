@@ -132,7 +132,8 @@ def expand_entries(src: np.ndarray, starts: np.ndarray, lens: np.ndarray, typ: p
         raise CorruptDataError(f"dictionary index out of range for {d} entries")
     large = pa.types.is_large_string(typ) or pa.types.is_large_binary(typ) or total >= 2**31 - 1
     offsets = alloc.empty(n + 1, np.int64 if large else np.int32)
-    data = alloc.empty(total + 8, np.uint8)
+    words = max(1, ((int(tl.max()) if d else 0) + 7) >> 3)
+    data = alloc.empty(total + sk.gather_slack(words), np.uint8)
     if codes is not None and _wide(tl):  # each row's bytes straight from its entry's slice
         row_lens = tl[codes]
         offsets[0] = 0
@@ -141,7 +142,6 @@ def expand_entries(src: np.ndarray, starts: np.ndarray, lens: np.ndarray, typ: p
     else:
         # Each entry zero-padded to whole little-endian words (one kernel call writes
         # entry k at k * width), so a row copies 8 bytes at a time.
-        words = max(1, ((int(tl.max()) if d else 0) + 7) >> 3)
         table = np.zeros(d * words, dtype=np.uint64)
         if d:
             slots = np.arange(0, (d + 1) * words * 8, words * 8, dtype=np.int64)
