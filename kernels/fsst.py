@@ -319,13 +319,15 @@ def fsst_skip_rows(buf, pos, end, n, errpos):
 
 
 @kernel
-def fsst_decode_rows(buf, pos, end, rows, sym_words, sym_lens, offsets, data, measure, errpos):
+def fsst_decode_rows(buf, pos, end, rows, sym_words, sym_lens, offsets, data, measure, at, errpos):
     """Decode only the rows ``rows`` (ascending) of the (uvarint codeLen, codes) rows at
-    ``buf[pos:end]``, walking the framing of the rows before each one.
+    ``buf[pos:end]``.
 
-    With ``measure`` only ``offsets`` (len(rows) + 1) is filled, with the selected rows'
-    decoded sizes, and ``data`` is not touched; otherwise ``data`` must hold
-    ``offsets[-1] + 8`` bytes (the measuring pass's total) and receives the bytes. Returns
+    With ``measure`` the framing of the rows up to the last selected one is walked
+    once: ``at`` (int64, 2 x len(rows)) receives each selected row's codes position and
+    length, and ``offsets`` (len(rows) + 1) their decoded sizes; ``data`` is not touched.
+    Otherwise the rows are decoded straight from ``at`` (no second walk) into ``data``,
+    which must hold ``offsets[-1] + 8`` bytes (the measuring pass's total). Returns
     the decoded size; ERR_TRUNCATED, or ERR_CORRUPT for an unknown code or a dangling
     escape in a selected row (unselected rows are only framed, never decoded).
     """
@@ -337,16 +339,22 @@ def fsst_decode_rows(buf, pos, end, rows, sym_words, sym_lens, offsets, data, me
     offsets[0] = 0
     i = np.int64(0)
     for j in range(m):
-        target = rows[j]
-        while True:
-            errpos[0] = np.int64(p)
-            cl, p, st = _row_length(buf, p, e)
-            if st < 0:
-                return st
-            if i == target:
-                break
-            p += cl  # framing only
-            i += 1
+        if measure:
+            target = rows[j]
+            while True:
+                errpos[0] = np.int64(p)
+                cl, p, st = _row_length(buf, p, e)
+                if st < 0:
+                    return st
+                if i == target:
+                    break
+                p += cl  # framing only
+                i += 1
+            at[0, j] = np.int64(p)
+            at[1, j] = np.int64(cl)
+        else:
+            p = np.uint64(at[0, j])
+            cl = np.uint64(at[1, j])
         o, st = _decode_codes(buf, p, p + cl, sym_words, sym_lens, data, o, cap, not measure)
         if st < 0:
             errpos[0] = np.int64(o)
@@ -389,6 +397,7 @@ def _warmup() -> None:
     fsst_skip_rows(buf, np.int64(p + 2), np.int64(len(buf)), np.int64(2), errpos)
     fsst_decode_into(buf, np.int64(p + 2), np.int64(len(buf)), _ro(words), _ro(slens), np.zeros(3, np.int64),
                      np.zeros(14, np.uint8), np.int64(6), errpos)
+    at = np.zeros((2, 1), np.int64)
     for measure in (True, False):
-        fsst_decode_rows(buf, np.int64(p + 2), np.int64(len(buf)), np.array([1], np.int64), _ro(words), _ro(slens),
-                         np.zeros(2, np.int64), np.zeros(14, np.uint8), measure, errpos)
+        fsst_decode_rows(buf, np.int64(p + 2), np.int64(len(buf)), _ro(np.array([1], np.int64)), _ro(words),
+                         _ro(slens), np.zeros(2, np.int64), np.zeros(14, np.uint8), measure, at, errpos)

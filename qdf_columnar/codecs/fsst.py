@@ -211,10 +211,11 @@ class FsstBody:
         offsets = alloc.empty(len(rows) + 1, np.int64)
         errpos = np.zeros(1, np.int64)
         args = (src, np.int64(r.pos), np.int64(r.end), rows, self.words, self.lens, offsets)
-        total = fk.fsst_decode_rows(*args, np.empty(0, np.uint8), True, errpos)
+        at = np.empty((2, len(rows)), np.int64)  # each row's codes, found by the measuring walk
+        total = fk.fsst_decode_rows(*args, np.empty(0, np.uint8), True, at, errpos)
         if total >= 0:
             data = alloc.empty(int(total) + _SLACK, np.uint8)
-            total = fk.fsst_decode_rows(*args, data, False, errpos)
+            total = fk.fsst_decode_rows(*args, data, False, at, errpos)
         if total < 0:
             at = ByteReader(r.buf, int(errpos[0]), r.end)
             at.column = r.column
