@@ -146,6 +146,34 @@ def dictionary_take_into(codes, table, out):
 
 
 @kernel
+def dictionary_spread_into(codes, mask, table, out):
+    """out[i] = table[next present code] where bit i of ``mask`` is set, else 0.
+
+    A nullable dictionary column's values straight from its present codes: no
+    full-length code array in between (one pass and one row-sized buffer fewer).
+    Returns the number of codes consumed; ERR_CORRUPT at a code outside the table or
+    when ``mask`` has more set bits than ``codes`` holds (the caller checks the count
+    is exactly len(codes)).
+    """
+    n = out.shape[0]
+    nv = codes.shape[0]
+    d = np.uint64(table.shape[0])
+    k = 0
+    for i in range(n):
+        if (mask[i >> 3] >> (i & 7)) & 1:
+            if k >= nv:
+                return ERR_CORRUPT
+            c = np.uint64(codes[k])
+            if c >= d:
+                return ERR_CORRUPT
+            out[i] = table[c]
+            k += 1
+        else:
+            out[i] = 0
+    return np.int64(k)
+
+
+@kernel
 def combine_time_into(sec, nsec, per, ns_per, out):
     """out = sec * per + nsec // ns_per; ERR_CORRUPT when nsec is out of range or not whole units."""
     lim = np.int64(9223372036854775807) // per - np.int64(1)
@@ -238,6 +266,8 @@ def _warmup() -> None:
     codes = np.frombuffer(np.zeros(2, np.uint64).tobytes(), dtype=np.uint64)
     for dt in (np.uint8, np.uint16, np.uint32, np.uint64):  # both from Arrow buffers: read-only
         dictionary_take_into(codes, np.frombuffer(np.zeros(1, dt).tobytes(), dtype=dt), np.empty(2, dt))
+        dictionary_spread_into(np.zeros(2, np.uint64), mask, np.frombuffer(np.zeros(1, dt).tobytes(), dtype=dt),
+                               np.empty(3, dt))
     combine_time_into(
         np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.uint64), np.int64(1000), np.int64(1000), np.empty(2, np.int64)
     )

@@ -65,3 +65,25 @@ def test_a_code_outside_the_table_and_a_short_body_are_statuses() -> None:
     assert sk.dict_total_len_packed(lens, body, np.int64(2), np.int64(5)) == ERR_TRUNCATED
     assert sk.dict_total_len_packed(np.zeros(0, np.int64), body[:0], np.int64(0), np.int64(3)) == ERR_CORRUPT
     assert sk.dict_total_len_packed(lens, body[:0], np.int64(0), np.int64(3)) == 3  # zero bits: code 0
+
+
+@settings(max_examples=80, deadline=None)
+@given(n=st.integers(0, 200), d=st.integers(1, 20), p=st.sampled_from([0.0, 0.3, 1.0]), seed=st.integers(0, 2**32 - 1))
+def test_dictionary_spread_equals_scatter_then_take(n: int, d: int, p: float, seed: int) -> None:
+    from qdf_kernels import columns as ck
+
+    rng = np.random.default_rng(seed)
+    valid = rng.random(n) >= p
+    codes = rng.integers(0, d, int(valid.sum())).astype(np.uint64)
+    table = np.frombuffer(rng.integers(1, 2**63, d).astype(np.uint64).tobytes(), np.uint64)
+    mask = np.packbits(valid, bitorder="little")
+    out = np.empty(n, np.uint64)
+    assert ck.dictionary_spread_into(codes, mask, table, out) == len(codes)
+    want = np.zeros(n, np.uint64)
+    want[valid] = table[codes]
+    assert np.array_equal(out, want)
+    if len(codes):
+        bad = codes.copy()
+        bad[-1] = d  # outside the table
+        assert ck.dictionary_spread_into(bad, mask, table, out) == ERR_CORRUPT
+        assert ck.dictionary_spread_into(codes[:-1], mask, table, out) == ERR_CORRUPT  # more rows than codes
