@@ -145,7 +145,7 @@ def _owned_frame(table: pa.Table, convert: Any, index: Sequence[str] = (), keep:
     names = table.column_names
     if len(set(names)) != len(names):  # columns are found by name below
         return convert(table)
-    if sum(len(c) * (c.type.bit_width // 8) for c in table.columns if _handable(c)) < OWNED_MIN_BYTES:
+    if sum(len(c) * (c.type.bit_width // 8) for c in table.columns if _can_hand_over(c)) < OWNED_MIN_BYTES:
         return convert(table)  # decided before any view is made: small frames pay nothing
     template = convert(table.slice(0, 0))
     data = [n for n in names if n not in index]  # the fields that become columns, in order
@@ -172,7 +172,7 @@ def _owned_frame(table: pa.Table, convert: Any, index: Sequence[str] = (), keep:
     return df
 
 
-def _handable(col: pa.ChunkedArray) -> bool:
+def _can_hand_over(col: pa.ChunkedArray) -> bool:
     """One chunk of non-null integers or floats (not float16: pandas has no such column),
     or of nullable float32 / float64 (pandas holds their nulls as NaN)."""
     t = col.type
@@ -184,11 +184,11 @@ def _handable(col: pa.ChunkedArray) -> bool:
 
 
 def _writable_view(col: pa.ChunkedArray) -> np.ndarray | None:
-    """A writable numpy view of a :func:`_handable` column whose values sit in a mutable
+    """A writable numpy view of a :func:`_can_hand_over` column whose values sit in a mutable
     buffer, or None. A nullable float column gets NaN written into its null rows'
     slots first: Arrow leaves those slots undefined, so its values do not change, and
     the view is then exactly what pyarrow's conversion would have built."""
-    if not _handable(col):
+    if not _can_hand_over(col):
         return None
     t = col.type
     arr = col.chunk(0)

@@ -22,7 +22,7 @@ from ..format.reader import ByteReader
 from ..format.tags import ColKind, ContainerTag
 from .colstruct_read import ColStructHeader, Deferred, read_header, scan_level
 from .numeric_arrow import OFFSET_TYPES as _OFFSET_TYPES
-from .numeric_arrow import scatter, spread_present
+from .numeric_arrow import scatter, spread_present, validity_buffer
 from .strcol_arrow import expand_entries
 
 
@@ -141,15 +141,14 @@ class DictionaryColumn:
             return pa.Array.from_buffers(values.type, n, [validity, pa.py_buffer(out)], null_count=n - n_present)
         if rows is None and source is not None and source[2] is not None:  # nullable: from the present codes
             payload, n, bitmap, n_present = source
-            present = np.ascontiguousarray(payload.values())
-            present = present.view(np.uint64) if present.dtype == np.int64 else present
+            present = np.ascontiguousarray(payload.values()).astype(np.uint64, copy=False)
             out = alloc.empty(n, width)
             if len(present) != n_present or ck.dictionary_spread_into(
-                    present.astype(np.uint64, copy=False), np.ascontiguousarray(bitmap), table, out) != n_present:
+                    present, np.ascontiguousarray(bitmap), table, out) != n_present:
                 raise CorruptDataError(f"dictionary codes: a code is outside a dictionary of {len(values)} values, "
                                        "or the presence mask and the code count disagree", column=self.name)
-            validity = pa.py_buffer(np.array(bitmap, dtype=np.uint8))
-            return pa.Array.from_buffers(values.type, n, [validity, pa.py_buffer(out)], null_count=n - n_present)
+            return pa.Array.from_buffers(values.type, n, [validity_buffer(bitmap), pa.py_buffer(out)],
+                                         null_count=n - n_present)
         codes = self.codes(rows)
         if codes.offset:
             return values.take(self._codes(rows).cast(pa.int32()))

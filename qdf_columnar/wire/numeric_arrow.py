@@ -49,14 +49,18 @@ def data_values(arr: pa.Array) -> np.ndarray:
 
 def spread_present(vals: np.ndarray, bitmap: np.ndarray, n: int) -> tuple[np.ndarray, pa.Buffer]:
     """The present values ``vals`` spread over ``n`` rows by the v1 presence ``bitmap``
-    (zeros at nulls), and the validity buffer: the v1 mask is bit for bit an Arrow
-    validity bitmap (LSB-first, 1 = present), copied (n / 8 bytes) because the input may
-    be a bytearray its owner changes later."""
+    (zeros at nulls), and the validity buffer (:func:`validity_buffer`)."""
     full = alloc.empty(n, vals.dtype)
     src = np.ascontiguousarray(vals)
     if ck.scatter_present_into(src, np.ascontiguousarray(bitmap), full) != len(src):
         raise CorruptDataError("presence mask and value count disagree")
-    return full, pa.py_buffer(np.array(bitmap, dtype=np.uint8))
+    return full, validity_buffer(bitmap)
+
+
+def validity_buffer(bitmap: np.ndarray) -> pa.Buffer:
+    """The Arrow validity buffer of a v1 presence ``bitmap`` (bit for bit the same
+    layout), copied because the input may be a bytearray its owner changes later."""
+    return pa.py_buffer(np.array(bitmap, dtype=np.uint8))
 
 
 def present_positions(valid: np.ndarray, bitmap: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
