@@ -20,6 +20,7 @@ KERNEL_MODULES: list[str] = [
     "intcodecs",
     "intdecode",
     "blocks",
+    "block_encode",
     "tans",
     "fsst",
     "fsst_train",

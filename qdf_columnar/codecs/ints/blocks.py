@@ -4,8 +4,11 @@ Layout: kind (ColKind INT 00 / UINT 01, the container's int/uint byte), blkLog (
 10: 256- or 1024-row blocks), uvarint(n), one u32 LE offset per block (relative to
 the first block, starting at 0 and strictly increasing), then the blocks, each its own
 QPack integer payload picked on that block alone. The encoder always writes 256-row
-blocks. It has no estimate: the driver writes it and the whole-column payload and
-keeps the smaller (PFOR's cost is only an upper bound).
+blocks, all of them in one kernel call (``qdf_kernels.block_encode``, which applies
+the picker of :mod:`..picker` to each block and writes the same bytes as these codec
+units would, block for block: :meth:`PerBlock.encode_each` is that reference). It
+has no estimate: the driver writes it and the whole-column payload and keeps the
+smaller (PFOR's cost is only an upper bound).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import struct
 
 import numpy as np
+from qdf_kernels import block_encode as kencode
 from qdf_kernels import blocks as kblocks
 
 from ...errors import TruncatedError
@@ -41,11 +45,24 @@ class PerBlock:
         return None  # measured by the driver, never estimated
 
     def encode(self, out: bytearray, s: IntStats, plan: Plan, child: ChildEncoder) -> None:
+        blk = 1 << BLOCK_LOG
+        nblocks = (s.n + blk - 1) // blk
+        self._head(out, s)
+        body = np.zeros(nblocks * (4 + kencode.BLOCK_BOUND), dtype=np.uint8)
+        k = kencode.block_encode(s.u, s.signed, blk, body)
+        out += body[:k].tobytes()
+
+    def _head(self, out: bytearray, s: IntStats) -> None:
+        out += bytes((self.tag, ColKind.INT if s.signed else ColKind.UINT, BLOCK_LOG))
+        write_uvarint(out, s.n)
+
+    def encode_each(self, out: bytearray, s: IntStats, child: ChildEncoder) -> None:
+        """:meth:`encode` one Python pick per block through ``child`` (the codec units):
+        the reference the kernel's bytes are tested against."""
         n = s.n
         blk = 1 << BLOCK_LOG
         nblocks = (n + blk - 1) // blk
-        out += bytes((self.tag, ColKind.INT if s.signed else ColKind.UINT, BLOCK_LOG))
-        write_uvarint(out, n)
+        self._head(out, s)
         table_at = len(out)
         out += bytes(4 * nblocks)
         body_start = len(out)
