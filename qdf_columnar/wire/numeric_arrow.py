@@ -2,7 +2,7 @@
 
 The v1 presence mask of a nullable column is already an Arrow validity bitmap
 (LSB-first, 1 = present), so full-column nulls cost no conversion; present values are
-scattered by a kernel into a buffer from Arrow's pool. Logical types from the schema
+scattered by a kernel into a buffer from :mod:`..columns.alloc`. Logical types from the schema
 note (int32, timestamp units, dates, durations, decimals, float16, dictionaries) are restored
 from their storage without copying where Arrow allows a view.
 """

@@ -3,7 +3,7 @@
 Dictionary columns expand in one fused kernel pass straight from the packed codes,
 validating UTF-8 once per dictionary entry; alpha-packed and FSST columns decode into
 one slab (or only the selected rows); raw slabs gather into fresh offsets + data. Output
-buffers come from Arrow's memory pool (:mod:`qdf_columnar.columns.alloc`).
+buffers come from :mod:`qdf_columnar.columns.alloc`.
 """
 
 from __future__ import annotations
