@@ -357,7 +357,7 @@ def _decode_columnar(
         rows = check_rows(rows, header.n_rows)
     n_out = header.n_rows if rows is None else len(rows)
     makers = [deferred[c].for_filter_all if filter_form else deferred[c] for c in proj_all]
-    arrays = dict(zip(proj_all, materialize(makers, rows, n_out, threads)))
+    arrays = dict(zip(proj_all, materialize(makers, rows, n_out, threads, last_use=True)))
     metadata = header.metadata or None
     if not proj_all:
         return empty_table(n_out, metadata)

@@ -210,6 +210,12 @@ class Deferred:
         except QdfError as exc:
             raise exc.with_location(column=self.name) from None
 
+    def release(self) -> None:
+        """Drop what the scan kept for this column (its payload and the closures over its
+        bytes), once the column is built for the last time: the next column is then built
+        without this one's scanned buffers (dictionary codes, present values) still held."""
+        self._make = self._make_filter = self.zones = self.payload = None
+
     def for_filter_rows(self, rows: np.ndarray) -> pa.Array:
         """The filter input restricted to ``rows``: only those rows are materialised (zone
         chunks decode only their zones) unless the filter form differs from the values."""

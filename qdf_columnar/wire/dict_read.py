@@ -193,6 +193,13 @@ class DictionaryColumn:
         except QdfError as exc:
             raise exc.with_location(column=self.name) from None
 
+    def release(self) -> None:
+        """:meth:`.colstruct_read.Deferred.release` of the codes: the column was built for
+        the last time."""
+        release = getattr(self.codes, "release", None)
+        if release is not None:
+            release()
+
     def for_filter(self) -> pa.Array:
         return self._dictionary(None)
 

@@ -88,9 +88,24 @@ def materialize(
     rows: np.ndarray | None,
     n_rows: int,
     threads: bool | int | None,
+    *,
+    last_use: bool = False,
 ) -> list[pa.Array]:
-    """Call every maker with ``rows``, on up to ``threads`` threads, preserving order."""
+    """Call every maker with ``rows``, on up to ``threads`` threads, preserving order.
+
+    ``last_use``: no maker is called again, so each one's owner (a scanned column,
+    ``Deferred``) releases what it holds as soon as its array is built. A full decode's
+    peak memory is then the arrays built so far plus one column's scan, not every
+    column's scan at once."""
     k = thread_count(threads, n_rows * len(makers), len(makers))
+
+    def build(make: Callable[[np.ndarray | None], pa.Array]) -> pa.Array:
+        arr = make(rows)
+        release = getattr(getattr(make, "__self__", make), "release", None) if last_use else None
+        if release is not None:
+            release()
+        return arr
+
     if k <= 1:
-        return [make(rows) for make in makers]
-    return list(_executor(k).map(lambda make: make(rows), makers))
+        return [build(make) for make in makers]
+    return list(_executor(k).map(build, makers))

@@ -137,7 +137,8 @@ def decode_shredded(
         wanted[0] |= set(expr.columns())
 
     scanned0 = _scan(r, h0, ctx, wanted[0], copy, h0.independent)
-    levels = [dict(zip(names0, materialize([scanned0[n] for n in names0], None, h0.n_rows, threads)))]
+    levels = [dict(zip(names0, materialize([scanned0[n] for n in names0], None, h0.n_rows, threads,
+                                                   last_use=True)))]
     level_rows = [h0.n_rows]
     for k in range(1, len(plan.levels)):
         at = r.pos
@@ -152,7 +153,7 @@ def decode_shredded(
         # The keys of a map split by key are taken in dictionary form when their block is
         # a dictionary: the split needs their codes, and the strings are one take away.
         makers = [scanned[n].for_filter_all if (k, n) in plan.split_key_slots else scanned[n] for n in names]
-        levels.append(dict(zip(names, materialize(makers, None, hk.n_rows, threads))))
+        levels.append(dict(zip(names, materialize(makers, None, hk.n_rows, threads, last_use=True))))
         level_rows.append(hk.n_rows)
     if dict_names:
         dict_levels = read_dictionary_levels(r, ctx, dict_names, wanted[0], copy=copy,
@@ -171,7 +172,7 @@ def decode_shredded(
         rows = check_rows(rows, h0.n_rows)
     n_out = h0.n_rows if rows is None else len(rows)
     makers = [scanned0[c].for_filter_all if filter_form else scanned0[c] for c in flat_out]
-    flat_arrays = dict(zip(flat_out, materialize(makers, rows, n_out, threads)))
+    flat_arrays = dict(zip(flat_out, materialize(makers, rows, n_out, threads, last_use=True)))
 
     out: dict[str, pa.Array] = {}
     for c in proj_all:
