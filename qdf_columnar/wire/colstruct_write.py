@@ -132,8 +132,10 @@ def _zoned(ctx, kind: int, nullable: bool, n: int) -> bool:
         ColKind.INT, ColKind.UINT, ColKind.FLOAT64)
 
 
-def write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx) -> None:
-    """Append one column body of ``kind`` (presence mask first when ``nullable``)."""
+def write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx, *,
+               strings_enc: pa.DictionaryArray | None = None) -> None:
+    """Append one column body of ``kind`` (presence mask first when ``nullable``).
+    ``strings_enc``: ``arr.dictionary_encode()`` of a string column, when the caller has it."""
     if _zoned(ctx, kind, nullable, len(arr)):
         dtype = {ColKind.INT: np.int64, ColKind.UINT: np.uint64, ColKind.FLOAT64: np.float64}[kind]
         write_zone_chunk(body, _numpy(arr, dtype), compress=bool(ctx.opts & Options.GORILLA_FLOAT))
@@ -168,8 +170,11 @@ def write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx) -
             vals = pa.array([], type=pa.large_string())
         # CASCADE: block forms only, so no later column depends on this one's intern state,
         # and FSST in balanced too (its decode is a table lookup per code, memory speed).
+        # The present rows' encoding is the whole column's without its nulls: the same
+        # first-seen table (nulls are never in it).
+        enc = strings_enc.drop_null() if strings_enc is not None and nullable else strings_enc
         write_string_column(body, vals, ctx.dense, fsst=bool(ctx.opts & (Options.FSST | Options.CASCADE)),
-                            independent=bool(ctx.opts & Options.CASCADE))
+                            independent=bool(ctx.opts & Options.CASCADE), enc=enc)
     elif kind == ColKind.TIME:
         sec, nsec = split_timestamps(_numpy(vals, np.int64), vals.type.unit)
         encode_int_array(body, sec, block=block, local=local, aligned=aligned)

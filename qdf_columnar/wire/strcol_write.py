@@ -123,7 +123,7 @@ def _bytes_form(name: str, block: bytes | bytearray) -> _Form:
 class _Column:
     """A non-null string column's Arrow buffers and the facts the candidates share (computed once)."""
 
-    def __init__(self, arr: pa.Array, dense) -> None:
+    def __init__(self, arr: pa.Array, dense, enc: pa.DictionaryArray | None = None) -> None:
         self.arr = arr
         self.n = len(arr)
         self.dense = dense
@@ -132,7 +132,7 @@ class _Column:
         self.lens = np.diff(self.offsets)
         self.total = int(self.offsets[-1] - self.offsets[0])
         self._bulk: int | None = None
-        self._enc: pa.DictionaryArray | None = None
+        self._enc: pa.DictionaryArray | None = enc
         self._dict: object = False  # False = not computed, None = not a dictionary column
         self._alpha: object = False
         self._per_value: _Form | None = None
@@ -160,16 +160,17 @@ class _Column:
 
 
 def write_string_column(out: bytearray, arr: pa.Array, dense, *, fsst: bool = False,
-                        independent: bool = False) -> str:
+                        independent: bool = False, enc: pa.DictionaryArray | None = None) -> str:
     """Append the body of a string column (no nulls in ``arr``); return the form's name.
 
     ``independent`` (Options.CASCADE) leaves out per-value strings: every form left is
     a self-contained block, so the body neither reads nor changes the Dense intern
     state and a reader seeks past it (the column index gives its length).
+    ``enc``: ``arr.dictionary_encode()`` (first-seen order), when the caller has it.
     """
     if len(arr) == 0:
         return "empty"
-    col = _Column(arr, dense)
+    col = _Column(arr, dense, enc)
     form = _self_contained(col, fsst=fsst) if independent else _smallest(col, fsst=fsst)
     form.emit(out)
     return form.name
