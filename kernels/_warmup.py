@@ -21,6 +21,7 @@ KERNEL_MODULES: list[str] = [
     "intdecode",
     "blocks",
     "block_encode",
+    "span_dict",
     "tans",
     "fsst",
     "fsst_train",

@@ -374,3 +374,35 @@ def test_presence_table_dictionary_equals_the_hashed_one(typ, n, span, base, nul
     assert fast[1].equals(hashed[1]) and fast[0].equals(hashed[0])
     under = [np.frombuffer(c.buffers()[1], np.uint64) for c in (fast[0], hashed[0])]
     assert np.array_equal(*under)
+
+
+@pytest.mark.parametrize(("values", "typ"), [
+    ([-43.0, 1301.0, None, -43.0, 7.0, None, 7.0, 7.0], pa.float64()),
+    ([-2.0, None, -2.0, 5.0, 5.0, 5.0], pa.float32()),
+    ([2**62, 2**62 + 3, None, 2**62, 2**62 + 3], pa.uint64()),
+    ([-(2**40), None, -(2**40), -(2**40) + 9, -(2**40) + 9], pa.int64()),
+    ([3, 1, 3, 1, 1, 2], pa.int8()),
+])
+def test_presence_table_takes_small_spans(values, typ) -> None:
+    """Negative whole floats, nullable columns, uint64 below 2**63: the table, not the hash."""
+    from qdf_columnar.wire.dict_write import NOT_SMALL, _hashed_dictionary, _small_span_dictionary
+
+    for arr in (pa.array(values, type=typ), pa.array([None, *values], type=typ).slice(1)):
+        fast = _small_span_dictionary(arr)
+        assert fast is not NOT_SMALL and fast is not None
+        hashed = _hashed_dictionary(arr)
+        assert fast[1].equals(hashed[1]) and fast[0].equals(hashed[0])
+
+
+@pytest.mark.parametrize(("values", "typ"), [
+    ([1.0, float("nan"), 1.0, 2.0], pa.float64()),
+    ([1.0, -0.0, 1.0, 2.0], pa.float64()),
+    ([1.0, 0.5, 1.0, 2.0], pa.float64()),
+    ([1.0, float("inf"), 1.0, 2.0], pa.float64()),
+    ([2.0**54, 2.0**54 + 4, 2.0**54, 2.0**54 + 4], pa.float64()),
+    ([2**63, 2**63 + 1, 2**63, 2**63 + 1], pa.uint64()),
+])
+def test_presence_table_leaves_other_keys_to_the_hash(values, typ) -> None:
+    from qdf_columnar.wire.dict_write import NOT_SMALL, _small_span_dictionary
+
+    assert _small_span_dictionary(pa.array(values, type=typ)) is NOT_SMALL

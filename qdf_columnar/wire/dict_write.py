@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from qdf_kernels import span_dict
 
 from ..codecs.sample import run_sample
 from ..columns.kinds import kind_for
@@ -195,7 +196,8 @@ def _small_span_dictionary(arr: pa.Array) -> Any:
     """:func:`_hashed_dictionary`'s exact result (null rows' codes included: the code of
     the first present value, as the hash path fills them; None when mostly distinct) for
     integers, and floats that are all whole numbers (no NaN, no -0.0), spanning few
-    values; NOT_SMALL for any other column."""
+    values; NOT_SMALL for any other column. The table and the codes come from
+    ``qdf_kernels.span_dict``."""
     t = arr.type
     is_float = pa.types.is_float32(t) or pa.types.is_float64(t)
     if pa.types.is_floating(t) and not is_float:
@@ -205,43 +207,41 @@ def _small_span_dictionary(arr: pa.Array) -> Any:
         return NOT_SMALL
     raw = data_values(keys)
     key_dtype = raw.dtype
-    valid = np.asarray(arr.is_valid()) if arr.null_count else None
-    present = raw[valid] if valid is not None else raw
+    unsigned = not is_float and key_dtype == np.uint64  # its int64 view; the kernel declines values >= 2**63
     if is_float:
-        fl = present.view(np.dtype(t.to_pandas_dtype()))
-        if not (np.abs(fl) <= 2.0**53).all() or np.signbit(fl[fl == 0]).any():
-            return NOT_SMALL  # NaN, an infinity, a huge value or -0.0: the hash path keeps their bits apart
-        whole = fl.astype(np.int64)
-        if not (whole == fl).all():
-            return NOT_SMALL
-        keyed = whole
-    elif key_dtype.kind == "u":
-        keyed = present.astype(np.uint64)
+        kv = raw.view(np.dtype(t.to_pandas_dtype())).astype(np.float64, copy=False)
     else:
-        keyed = present.astype(np.int64)
-    lo, hi = keyed.min(), keyed.max()
-    if int(hi) - int(lo) > max(SMALL_SPAN, 4 * len(arr)):
+        kv = raw.view(np.int64) if unsigned else raw.astype(np.int64, copy=False)
+    nullable = arr.null_count > 0
+    bitmap = np.frombuffer(arr.buffers()[0], dtype=np.uint8) if nullable else _NO_BITMAP
+    off = np.int64(arr.offset)
+    bounds = np.empty(2, dtype=np.int64)
+    present = int(span_dict.span_bounds(kv, bitmap, off, nullable, unsigned, is_float, bounds))
+    if present == span_dict.NOT_KEYS:
+        return NOT_SMALL  # NaN, an infinity, a fraction, a huge value or -0.0: the hash path keeps their bits
+    lo, hi = int(bounds[0]), int(bounds[1])
+    if hi - lo > max(SMALL_SPAN, 4 * len(arr)):
         return NOT_SMALL
-    offsets = (keyed - lo).astype(np.intp)
-    seen = np.zeros(int(hi - lo) + 1, dtype=np.bool_)
-    seen[offsets] = True
-    d = int(np.count_nonzero(seen))
-    if d > len(present) // 2:
+    rank = np.zeros(hi - lo + 1, dtype=np.int32)
+    codes = np.empty(len(arr), dtype=np.uint64)
+    d = int(span_dict.span_codes(kv, bitmap, off, nullable, np.int64(lo), rank, codes))
+    if d > present // 2:
         return None
-    rank = np.cumsum(seen, dtype=np.uint64) - np.uint64(1)
-    if valid is None:
-        codes, mask = rank[offsets], None
-    else:
-        codes = np.full(len(arr), rank[offsets[0]], dtype=np.uint64)  # the hash path's fill
-        codes[valid] = rank[offsets]
-        mask = ~valid
-    distinct = np.flatnonzero(seen).astype(keyed.dtype) + lo
+    distinct = np.flatnonzero(rank).astype(np.int64) + lo
     if is_float:
         values = pa.array(distinct.astype(np.dtype(t.to_pandas_dtype())), type=t)
     else:
         values = pa.array(distinct.astype(key_dtype), type=keys.type)
         values = values.view(t) if keys.type != t else values
-    return pa.array(codes, type=pa.uint64(), mask=mask), values
+    if not nullable:
+        return pa.array(codes, type=pa.uint64()), values
+    if arr.offset == 0:  # the column's own validity bitmap fits the codes as it is
+        return pa.Array.from_buffers(pa.uint64(), len(arr), [arr.buffers()[0], pa.py_buffer(codes)],
+                                     null_count=arr.null_count), values
+    return pa.array(codes, type=pa.uint64(), mask=np.asarray(arr.is_null())), values
+
+
+_NO_BITMAP = np.zeros(1, dtype=np.uint8)
 
 
 def _hashed_dictionary(arr: pa.Array, enc: pa.DictionaryArray | None = None) -> tuple[pa.Array, pa.Array] | None:
