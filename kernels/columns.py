@@ -1,6 +1,7 @@
-"""Column assembly kernels: nullable scatter (values, and string offsets), NaN under
-nulls, present-value ranks, timestamp recombination, and the per-row masks of a
-predicate evaluated on a dictionary's values.
+"""Column assembly kernels: nullable scatter (values, and string offsets), its inverse
+for the encoder (the present values of an Arrow column), NaN under nulls,
+present-value ranks, timestamp recombination, and the per-row masks of a predicate
+evaluated on a dictionary's values.
 
 Nullable v1 columns carry a presence bitmap (LSB-first, 1 = present: the same
 layout as an Arrow validity buffer) and only the present values; time columns carry
@@ -56,6 +57,23 @@ def scatter_present_into(values, mask, out):
             k += np.uint64(1)
         else:
             out[i] = 0
+    return np.int64(k)
+
+
+@kernel
+def gather_present_into(values, bitmap, bit_off, out):
+    """The values whose validity bit (``bitmap`` LSB-first, from bit ``bit_off``) is set,
+    in order, into ``out`` (at least their count + 1 slots); returns their count.
+
+    Every row is stored and the write position advances by the row's bit, so there is
+    no branch to mispredict on nulls scattered at random (the extra slot takes the
+    store after the last present value)."""
+    k = np.uint64(0)
+    off = np.uint64(bit_off)
+    for i in range(np.uint64(values.shape[0])):
+        j = i + off
+        out[k] = values[i]
+        k += np.uint64((bitmap[j >> np.uint64(3)] >> (j & np.uint64(7))) & np.uint8(1))
     return np.int64(k)
 
 
@@ -251,6 +269,9 @@ def _warmup() -> None:
     for dt in (np.int64, np.uint64, np.float64, np.float32, np.uint32, np.uint16, np.uint8):
         scatter_present_into(np.ones(2, dtype=dt), mask, np.empty(3, dtype=dt))
     rank_present(mask, np.array([0, 2], dtype=np.int64), np.empty(2, np.int64))
+    for dt in (np.uint8, np.uint16, np.uint32, np.uint64):  # an Arrow column's buffers: read-only
+        gather_present_into(np.frombuffer(np.zeros(3, dt).tobytes(), dtype=dt), np.frombuffer(mask.tobytes(), np.uint8),
+                            np.int64(0), np.empty(4, dt))
     validity = np.frombuffer(mask.tobytes(), dtype=np.uint8)  # an Arrow validity buffer: read-only
     for dt, ut in ((np.float64, np.uint64), (np.float32, np.uint32)):
         fill_null_slots(validity, np.int64(0), np.empty(3, dtype=ut), dt(np.nan).view(ut), NULL_LANES[ut().itemsize])

@@ -14,6 +14,7 @@ import struct
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from qdf_kernels import columns as ck
 
 from ..codecs.qpack import encode_bool_array, encode_float_array, encode_int_array
 from ..codecs.zone import MIN_ROWS as ZONE_MIN_ROWS
@@ -25,6 +26,7 @@ from ..format.tags import NULLABLE, ColKind, ContainerTag
 from ..format.varint import write_uvarint
 from ..options import Options
 from .bits import pack_mask
+from .numeric_arrow import bits_dtype
 from .residual import is_residual_type, write_residual_rows
 from .schema_note import build_note
 from .strcol_write import write_string_column
@@ -111,7 +113,18 @@ def write_table_columnar(out: bytearray, table: pa.Table, ctx, *, note_extra: di
 def _present(arr: pa.Array, nullable: bool) -> pa.Array:
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
-    return arr.drop_null() if nullable else arr
+    if not nullable:
+        return arr
+    width = bits_dtype(arr.type)
+    if width is None or arr.buffers()[1] is None:
+        return arr.drop_null()
+    # A fixed-width column's present values by one kernel pass: 3-4x pyarrow's filter,
+    # and the dictionary trial writes two or three bodies of every nullable column.
+    bufs = arr.buffers()
+    values = np.frombuffer(bufs[1], dtype=width, count=arr.offset + len(arr))[arr.offset:]
+    out = np.empty(len(arr) - arr.null_count + 1, dtype=width)
+    k = int(ck.gather_present_into(values, np.frombuffer(bufs[0], dtype=np.uint8), np.int64(arr.offset), out))
+    return pa.Array.from_buffers(arr.type, k, [None, pa.py_buffer(out[:k])])
 
 
 def _numpy(arr: pa.Array, dtype: type) -> np.ndarray:

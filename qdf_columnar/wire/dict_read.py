@@ -22,7 +22,7 @@ from ..format.reader import ByteReader
 from ..format.tags import ColKind, ContainerTag
 from .colstruct_read import ColStructHeader, Deferred, read_header, scan_level
 from .numeric_arrow import OFFSET_TYPES as _OFFSET_TYPES
-from .numeric_arrow import scatter, spread_present, validity_buffer
+from .numeric_arrow import bits_dtype, scatter, spread_present, validity_buffer
 from .strcol_arrow import expand_entries
 
 
@@ -82,14 +82,6 @@ def read_dictionary_levels(r: ByteReader, ctx, names: list[str], wanted: set[str
     return out
 
 
-#: numpy dtypes that hold fixed-width Arrow values bit for bit, by bit width.
-_FIXED_WIDTH = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32), 64: np.dtype(np.uint64)}
-
-
-def _fixed_width(t: pa.DataType) -> bool:
-    return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)
-
-
 class DictionaryColumn:
     """A scanned dictionary column, with the interface of :class:`.colstruct_read.Deferred`."""
 
@@ -125,7 +117,7 @@ class DictionaryColumn:
         values = self.values
         if values.type in _OFFSET_TYPES and not values.null_count and len(values):
             return self._expand_strings(rows)
-        width = _FIXED_WIDTH.get(values.type.bit_width) if _fixed_width(values.type) else None
+        width = bits_dtype(values.type)
         if width is None or values.null_count or values.offset or not len(values):
             return values.take(self._codes(rows).cast(pa.int32()))
         table = np.frombuffer(values.buffers()[1], dtype=width, count=len(values))

@@ -40,6 +40,17 @@ def to_arrow(
     return _finish(vals, valid, validity, typ)
 
 
+_UNSIGNED_BY_BITS = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32), 64: np.dtype(np.uint64)}
+
+
+def bits_dtype(t: pa.DataType) -> np.dtype | None:
+    """The unsigned numpy dtype that holds the values of an integer, float or temporal
+    Arrow type bit for bit (one fixed width, not bool or decimal), or None."""
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t):
+        return _UNSIGNED_BY_BITS.get(t.bit_width)
+    return None
+
+
 def data_values(arr: pa.Array) -> np.ndarray:
     """The values of a fixed-width integer or float array as numpy, straight from its data
     buffer (no copy; the slots of null rows hold anything, the validity says which)."""
