@@ -40,6 +40,7 @@ BOUNDSCHECK_TESTS := tests/test_hostile.py tests/test_files_errors.py tests/test
 	tests/test_fuzz_regressions.py tests/test_fast_dec.py tests/test_values.py tests/test_qpack.py \
 	tests/test_floats.py tests/test_fsst.py tests/test_entropy.py tests/test_dense.py tests/test_hybrid.py \
 	tests/test_stream.py tests/test_alprd.py tests/test_zones.py tests/test_messages.py tests/test_block_kernel.py \
+	tests/test_block_encode_kernel.py tests/test_present_values.py \
 	tests/test_late_ints.py tests/test_registry.py tests/test_dictionary_filter.py tests/test_dict_levels.py \
 	tests/test_strcol.py
 test-boundscheck: $(STAMP)
