@@ -269,7 +269,7 @@ def _warmup() -> None:
     for dt in (np.int64, np.uint64, np.float64, np.float32, np.uint32, np.uint16, np.uint8):
         scatter_present_into(np.ones(2, dtype=dt), mask, np.empty(3, dtype=dt))
     rank_present(mask, np.array([0, 2], dtype=np.int64), np.empty(2, np.int64))
-    for dt in (np.uint8, np.uint16, np.uint32, np.uint64):  # an Arrow column's buffers: read-only
+    for dt in (np.uint8, np.uint16, np.uint32, np.uint64):  # read-only: the glue passes them so
         gather_present_into(np.frombuffer(np.zeros(3, dt).tobytes(), dtype=dt), np.frombuffer(mask.tobytes(), np.uint8),
                             np.int64(0), np.empty(4, dt))
     validity = np.frombuffer(mask.tobytes(), dtype=np.uint8)  # an Arrow validity buffer: read-only

@@ -193,3 +193,4 @@ def _warmup() -> None:
         rle_decode(cast(rle), 0, 4, 5, True, out[:0], errpos, 1)
         pfor_patch(cast(exc), 0, 4, 2, 5, np.uint64(1), out, errpos)
         pfor_patch(cast(exc), 0, 4, 2, 5, np.uint64(1), out[:0], errpos)
+        uvarints_into(cast(exc), 0, 4, out[:4])

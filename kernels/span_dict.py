@@ -97,12 +97,14 @@ def span_codes(keys, bitmap, bit_off, nullable, lo, rank, codes):
 
 
 def _warmup() -> None:
-    """Compile for int64 and float64 keys, with and without nulls."""
-    bitmap = np.array([0b1011], dtype=np.uint8)
+    """Compile for int64 and float64 keys, with and without nulls; keys and bitmap
+    read-only, as the glue passes them."""
+    bitmap = np.frombuffer(bytes([0b1011]), dtype=np.uint8)
     out = np.empty(2, dtype=np.int64)
     for keys, is_float in ((np.array([3, 1, 3, 2], dtype=np.int64), False),
                            (np.array([3.0, 1.0, 3.0, 2.0]), True)):
+        keys = np.frombuffer(keys.tobytes(), dtype=keys.dtype)
         for nullable in (False, True):
-            span_bounds(keys, bitmap, 0, nullable, False, is_float, out)
-            span_codes(keys, bitmap, 0, nullable, np.int64(1), np.zeros(3, dtype=np.int32),
+            span_bounds(keys, bitmap, np.int64(0), nullable, False, is_float, out)
+            span_codes(keys, bitmap, np.int64(0), nullable, np.int64(1), np.zeros(3, dtype=np.int32),
                        np.empty(4, dtype=np.uint64))

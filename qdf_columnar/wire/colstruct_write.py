@@ -26,7 +26,7 @@ from ..format.tags import NULLABLE, ColKind, ContainerTag
 from ..format.varint import write_uvarint
 from ..options import Options
 from .bits import pack_mask
-from .numeric_arrow import bits_dtype
+from .numeric_arrow import bits_dtype, read_only
 from .residual import is_residual_type, write_residual_rows
 from .schema_note import build_note
 from .strcol_write import write_string_column
@@ -121,9 +121,10 @@ def _present(arr: pa.Array, nullable: bool) -> pa.Array:
         return arr.drop_null()
     # A fixed-width column's present values by one kernel pass: 3-4x pyarrow's filter,
     # and the dictionary trial writes two or three bodies of every nullable column.
-    values = np.frombuffer(bufs[1], dtype=width, count=arr.offset + len(arr))[arr.offset:]
+    values = read_only(np.frombuffer(bufs[1], dtype=width, count=arr.offset + len(arr))[arr.offset:])
     out = np.empty(len(arr) - arr.null_count + 1, dtype=width)
-    k = int(ck.gather_present_into(values, np.frombuffer(bufs[0], dtype=np.uint8), np.int64(arr.offset), out))
+    k = int(ck.gather_present_into(values, read_only(np.frombuffer(bufs[0], dtype=np.uint8)), np.int64(arr.offset),
+                                   out))
     return pa.Array.from_buffers(arr.type, k, [None, pa.py_buffer(out[:k])])
 
 

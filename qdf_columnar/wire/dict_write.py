@@ -34,7 +34,7 @@ from ..columns.kinds import kind_for
 from ..errors import QdfError
 from ..format.tags import ColKind, StrColTag
 from .colstruct_write import write_body, write_table_columnar
-from .numeric_arrow import data_values
+from .numeric_arrow import data_values, read_only
 from .schema_note import build_note
 from .values_write import _write_seq_header as write_seq_header
 
@@ -212,8 +212,9 @@ def _small_span_dictionary(arr: pa.Array) -> Any:
         kv = raw.view(np.dtype(t.to_pandas_dtype())).astype(np.float64, copy=False)
     else:
         kv = raw.view(np.int64) if unsigned else raw.astype(np.int64, copy=False)
+    kv = read_only(kv)
     nullable = arr.null_count > 0
-    bitmap = np.frombuffer(arr.buffers()[0], dtype=np.uint8) if nullable else _NO_BITMAP
+    bitmap = read_only(np.frombuffer(arr.buffers()[0], dtype=np.uint8) if nullable else _NO_BITMAP)
     off = np.int64(arr.offset)
     bounds = np.empty(2, dtype=np.int64)
     present = int(span_dict.span_bounds(kv, bitmap, off, nullable, unsigned, is_float, bounds))

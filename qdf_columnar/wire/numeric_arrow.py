@@ -51,6 +51,15 @@ def bits_dtype(t: pa.DataType) -> np.dtype | None:
     return None
 
 
+def read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` for a kernel: Arrow buffers are read-only or not
+    depending on who made them, and Numba compiles a kernel once per flag; the
+    read-only build is the one warmed up."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
 def data_values(arr: pa.Array) -> np.ndarray:
     """The values of a fixed-width integer or float array as numpy, straight from its data
     buffer (no copy; the slots of null rows hold anything, the validity says which)."""
