@@ -17,6 +17,7 @@ import numpy as np
 
 from ._jit import kernel
 from .bitpack import pack_delta, pack_for
+from .blocks import _DELTA, _DICT, _DICT_MAX, _FOR, _K_I64, _K_U64, _MAX_BITS, _PFOR, _RAW, _RLE
 from .intcodecs import (
     _bitlen,
     _put_uvarint,
@@ -29,13 +30,10 @@ from .intcodecs import (
     rle_encode,
     rle_size,
 )
+from .strings import store_le64
 
 _U0 = np.uint64(0)
 _SIGN = np.uint64(1 << 63)
-_RAW, _FOR, _DELTA, _RLE, _DICT, _PFOR = 0xE4, 0xE5, 0xE6, 0xEB, 0xED, 0xEE
-_K_U64, _K_I64 = 0x03, 0x07
-_MAX_BITS = 56  # FOR_MAX_BITS
-_DICT_MAX = 64
 #: Bytes a block may take at most: its raw payload (every other pick is no larger).
 BLOCK_BOUND = 2 + 2 + 8 * 256
 
@@ -88,6 +86,7 @@ def _write_block(u, signed, out, pos, stats, table, idx, slots, used, hidx, hist
         if c < cost:
             best, cost = 3, c
     d = 0
+    ib = 0  # the dictionary's index width
     if n >= 8:
         slots[:] = 0
         used[:] = 0
@@ -115,9 +114,7 @@ def _write_block(u, signed, out, pos, stats, table, idx, slots, used, hidx, hist
         out[pos + 1] = kind
         pos = _put_uvarint(out, pos + 2, np.uint64(n))
         for i in range(n):
-            v = u[i]
-            for k in range(8):
-                out[pos + k] = np.uint8((v >> np.uint64(8 * k)) & np.uint64(0xFF))
+            store_le64(out, np.uint64(pos), u[i])
             pos += 8
     elif best == 1:
         out[pos] = _FOR
@@ -146,7 +143,6 @@ def _write_block(u, signed, out, pos, stats, table, idx, slots, used, hidx, hist
         for k in range(d):
             pos = _put_uvarint(out, pos, _zz(table[k], signed))
         pos = _put_uvarint(out, pos, np.uint64(n))
-        ib = 0 if d <= 1 else np.int64(_bitlen(np.uint64(d - 1)))
         pos += pack_for(idx, _U0, ib, out[pos:])
     else:
         out[pos] = _PFOR
