@@ -131,6 +131,9 @@ class ByteReader:
         buf = self.buf
         pos = self.pos
         end = self.end
+        if pos < end and buf[pos] < 0x80:  # one byte: most counts, widths and ids
+            self.pos = pos + 1
+            return buf[pos]
         result = 0
         shift = 0
         for i in range(10):
@@ -164,7 +167,7 @@ class ByteReader:
         if limit is not None and n > limit:
             raise self.corrupt(f"{what} {n} exceeds the limit {limit}", start)
         if min_bytes_each > 0:
-            need = int(np.ceil(n * min_bytes_each)) if n < (1 << 62) else n
+            need = -(-n * min_bytes_each // 1) if n < (1 << 62) else n  # ceil, in Python numbers
             if need > self.end - self.pos:
                 raise TruncatedError(
                     f"{what} declares {n} elements but only {self.end - self.pos} bytes remain",

@@ -10,6 +10,7 @@ row numbers then select what is materialised of the projected columns.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,7 +43,7 @@ _BASE_KINDS = {int(k) for k in ColKind if k != ColKind.RESIDUAL}
 _PER_SEC = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 
-@dataclass
+@dataclass(slots=True)
 class ColumnInfo:
     name: str
     kind: int  # base ColKind
@@ -80,13 +81,19 @@ class ColStructHeader:
         return [c.name for c in self.columns]
 
     def logical_schema(self) -> dict[str, str]:
-        return {
-            c.name: (
-                "nested" if c.kind == ColKind.RESIDUAL else "binary" if _is_binary(c.arrow_type)
-                else "decimal" if pa.types.is_decimal(c.arrow_type) else LOGICAL[c.kind]
-            )
-            for c in self.columns
-        }
+        return {c.name: _logical(c) for c in self.columns}
+
+
+def _logical(c: ColumnInfo) -> str:
+    """The query layer's kind of one column (binary and decimal columns are told apart by
+    their Arrow type; a kind holds only one of them, so only that kind looks)."""
+    if c.kind == ColKind.RESIDUAL:
+        return "nested"
+    if c.kind == ColKind.STRING and _is_binary(c.arrow_type):
+        return "binary"
+    if c.kind == ColKind.INT and pa.types.is_decimal(c.arrow_type):
+        return "decimal"
+    return LOGICAL[c.kind]
 
 
 def _is_binary(t: pa.DataType) -> bool:
@@ -138,18 +145,20 @@ def read_header(r: ByteReader, ctx, *, hybrid: bool = False, light: bool = False
         seen.add(name)
         infos.append(ColumnInfo(name, base, nul, i))
     has_index = bool(ctx.flags & 0x08) and not hybrid
-    n_bodies = sum(1 for c in infos if c.kind != ColKind.RESIDUAL)
     if has_index:
-        r.need(4 * n_bodies, "the column index")
-        lens = np.frombuffer(r.take(4 * n_bodies, "the column index"), dtype="<u4").astype(np.int64)
-        if int(lens.sum()) > r.remaining:
-            raise r.truncated("the column bodies the index declares", int(lens.sum()))
+        bodies = [c for c in infos if c.kind != ColKind.RESIDUAL]
+        r.need(4 * len(bodies), "the column index")
+        lens = struct.unpack_from(f"<{len(bodies)}I", r.buf, r.pos)  # Python ints: no numpy for a few values
+        r.pos += 4 * len(bodies)
+        total = sum(lens)
+        if total > r.remaining:
+            raise r.truncated("the column bodies the index declares", total)
     body_start = r.pos
     if has_index:
         off = body_start
-        for info, ln in zip([c for c in infos if c.kind != ColKind.RESIDUAL], lens):
-            info.start, info.length = off, int(ln)
-            off += int(ln)
+        for info, ln in zip(bodies, lens):
+            info.start, info.length = off, ln
+            off += ln
     header = ColStructHeader(n, infos, infos, has_index, body_start, end=(off if has_index else -1), hybrid=hybrid)
     if light:
         if infos and is_note(infos[-1].name, infos[-1].kind):
@@ -171,10 +180,7 @@ def read_header(r: ByteReader, ctx, *, hybrid: bool = False, light: bool = False
         if typ is None:
             typ = DEFAULT_TYPES[info.kind]
         else:
-            try:
-                noted_kind = kind_for(info.name, typ)
-            except QdfError:
-                noted_kind = -1
+            noted_kind = _noted_kind(info.name, typ)
             if noted_kind != info.kind:
                 raise CorruptDataError(
                     f"schema note says {typ} but the column kind is {ColKind(info.kind).name}",
@@ -183,6 +189,22 @@ def read_header(r: ByteReader, ctx, *, hybrid: bool = False, light: bool = False
                 )
         info.arrow_type = typ
     return header
+
+
+def _noted_kind(name: str, typ: pa.DataType) -> int:
+    """:func:`kind_for` of a type a schema note gives, or -1 for one no column can have."""
+    kind = _KIND_BY_TYPE.get(typ)
+    if kind is None:
+        try:
+            kind = kind_for(name, typ)
+        except QdfError:
+            return -1
+        if len(_KIND_BY_TYPE) < 256:  # the few types notes name, never without bound
+            _KIND_BY_TYPE[typ] = kind
+    return kind
+
+
+_KIND_BY_TYPE: dict[pa.DataType, int] = {}
 
 
 class Deferred:

@@ -791,7 +791,11 @@ class DenseReader:
         self._push(id_)
 
     def _inline(self, r: ByteReader, n: int, binary: bool) -> bytes:
-        data = r.take_bytes(n, "a string body")
+        start = r.pos
+        if n > r.end - start:
+            raise r.truncated("a string body", n)
+        r.pos = start + n
+        data = bytes(r.buf[start : start + n])
         self.last_id = _INVALID
         self.last_bin = binary
         return data

@@ -46,9 +46,19 @@ _UNSIGNED_BY_BITS = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtyp
 def bits_dtype(t: pa.DataType) -> np.dtype | None:
     """The unsigned numpy dtype that holds the values of an integer, float or temporal
     Arrow type bit for bit (one fixed width, not bool or decimal), or None."""
+    try:
+        return _BITS_BY_TYPE[t]
+    except KeyError:
+        pass
+    found = None
     if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t):
-        return _UNSIGNED_BY_BITS.get(t.bit_width)
-    return None
+        found = _UNSIGNED_BY_BITS.get(t.bit_width)
+    if len(_BITS_BY_TYPE) < 256:  # a few types recur in every column; never grow without bound
+        _BITS_BY_TYPE[t] = found
+    return found
+
+
+_BITS_BY_TYPE: dict[pa.DataType, np.dtype | None] = {}
 
 
 def read_only(a: np.ndarray) -> np.ndarray:

@@ -27,11 +27,12 @@ import pyarrow as pa
 from ..columns.kinds import kind_for
 from ..errors import QdfError
 
+_NULL = pa.null()  # the type of a flat column's node (its slot says everything)
 #: Deeper types are refused (a hostile schema note cannot recurse without bound).
 MAX_DEPTH = 64
 
 
-@dataclass
+@dataclass(slots=True)
 class Slot:
     """One flat column of one level table."""
 
@@ -41,7 +42,7 @@ class Slot:
     index: int = -1  # position in its level table
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     """One nested value position: what to read back from which slots."""
 
@@ -93,7 +94,7 @@ class Plan:
         """A flat top-level column: one level-0 slot under its own name."""
         s = Slot(0, name, "leaf", len(self.levels[0]))
         self.levels[0].append(s)
-        return Node(pa.null(), s)
+        return Node(_NULL, s)
 
     def _slot(self, level: int, name: str, role: str) -> Slot:
         # Slot names are for people (qdf.explain, a Go reader); the decoder goes by

@@ -18,6 +18,7 @@ from ..errors import CorruptDataError
 from .strcol_scan import StringSlices
 
 _HIGH_BITS = np.uint64(0x8080808080808080)
+_LARGE = (pa.large_string(), pa.large_binary())
 
 
 def _ascii(data: np.ndarray) -> bool:
@@ -198,7 +199,8 @@ def _alpha_rows_to_arrow(sl: StringSlices, typ: pa.DataType, binary: bool, rows:
 def _contiguous_to_arrow(sl: StringSlices, typ: pa.DataType, binary: bool) -> pa.Array:
     n = len(sl.offsets) - 1
     last = int(sl.offsets[-1])
-    large = last >= 2**31 - 1
+    # A large type asked for gets the int64 offsets as they are (not int32 ones cast back).
+    large = last >= 2**31 - 1 or (typ in _LARGE and sl.offsets.dtype == np.int64)
     if large:
         offsets = sl.offsets
     elif n and last == n * int(sl.offsets[1]) and bool((np.diff(sl.offsets) == sl.offsets[1]).all()):

@@ -297,7 +297,7 @@ def read_str_bytes(r: ByteReader, dense) -> bytes:
     v = dense.read_str(r, tag)
     if v is None:
         raise CorruptDataError(f"expected a string value, found tag {tag:#04x}", column=r.column, offset=at)
-    return bytes(v)
+    return v if type(v) is bytes else bytes(v)
 
 
 def _read_alpha(r: ByteReader, n: int, *, skip: bool = False) -> StringSlices:

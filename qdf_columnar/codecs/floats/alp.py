@@ -172,7 +172,8 @@ class Alp:
         d = e & ~ALP_EXACT
         if d > ALP_MAX_EXP:
             raise r.corrupt(f"ALP exponent {d} exceeds {ALP_MAX_EXP}", at)
-        for_min = r.zigzag("ALP frame of reference")
+        u = r.uvarint("ALP frame of reference")
+        for_min = (u >> 1) ^ -(u & 1)
         at = r.pos
         width = r.u8("the ALP bit width")
         if width > unit.FOR_MAX_BITS:
@@ -212,22 +213,25 @@ class Alp:
             return IntPayload(values=alloc.empty(0, f.fdt))
         body = r.take_array((c * width + 7) // 8, "ALP body")
         k = unit.exception_count(r, c, 1 + f.width)
-        where = np.empty(k, dtype=np.int64)
-        bits = np.empty(k, dtype=np.uint64)
         if k:
+            where = np.empty(k, dtype=np.int64)
+            bits = np.empty(k, dtype=np.uint64)
             at = r.pos
             tail = r.array()[r.pos : r.end]
             end = int(kalp.alp_exceptions_into(tail, 0, k, f.width, c, where, bits))
             unit.check(r, end, "ALP exception list", at)
             r.pos += end
-        patch = bits.astype(f.udt, copy=False)
+            patch = bits.astype(f.udt, copy=False)
+        else:  # most columns: nothing to patch, no arrays to make
+            where = patch = None
         pe, ie, base = _POW10[d], _INV10[d], np.int64(for_min)
 
         def decode() -> np.ndarray:
             out = alloc.empty(c, f.fdt)
             if kalp.alp_decode(body, width, base, pe, ie, exact, out) != c:  # pragma: no cover - checked above
                 raise CorruptDataError("ALP body", column=r.column, offset=start)
-            out.view(f.udt)[where] = patch
+            if k:
+                out.view(f.udt)[where] = patch
             return out
 
         def take(rows: np.ndarray) -> np.ndarray:
