@@ -1,4 +1,4 @@
-"""Column chunks of container version 2.0 (docs/FORMAT.md §4.2): write one, open one.
+"""Column chunks of container version 2.0 (docs/FORMAT.md §4.2): write one, fetch and open them.
 
 A chunk is one top-level column of one row group as a complete qdf v1 buffer,
 ``encode()`` of that column alone, so a reader fetches and decodes only the columns a
@@ -13,7 +13,10 @@ entropy pass, as a zstd frame, or as an xz stream (LZMA2; only when
 
 from __future__ import annotations
 
+import os
+import threading
 import zlib
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import pyarrow as pa
@@ -23,7 +26,8 @@ from ..columns.inputs import ARROW_DTYPE_KEY
 from ..errors import CorruptDataError, UnknownCodecError
 from ..format.header import finish_body
 from ..options import Options, parse_mode
-from .layout import CHUNK_V1, CHUNK_XZ, CHUNK_ZSTD, Chunk, max_unpacked
+from .layout import CHUNK_V1, CHUNK_XZ, CHUNK_ZSTD, Chunk, RowGroup, max_unpacked
+from .source import Source
 
 try:  # CPython built without liblzma has no lzma module: such a Python writes no xz chunks
     import lzma as _lzma
@@ -138,6 +142,103 @@ def open_chunk(data: Any, chunk: Chunk, *, column: str, row_group: int) -> Any:
     return out
 
 
+def read_adjacent(src: Source, chunks: list[Chunk]) -> list[Any]:
+    """The bytes of ``chunks``, in one round trip: chunks that lie back to back in the file
+    are fetched as one range and sliced (no copy), so reading whole groups costs no more
+    requests than a version-1 file."""
+    if not chunks:
+        return []
+    order = sorted(range(len(chunks)), key=lambda i: chunks[i].offset)
+    runs: list[list[int]] = []
+    for i in order:
+        if runs and chunks[runs[-1][-1]].offset + chunks[runs[-1][-1]].length == chunks[i].offset:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    spans = [(chunks[r[0]].offset, sum(chunks[i].length for i in r)) for r in runs]
+    out: list[Any] = [None] * len(chunks)
+    for run, data in zip(runs, src.read_ranges(spans)):
+        view, pos = memoryview(data), 0
+        for i in run:
+            out[i] = view[pos:pos + chunks[i].length]
+            pos += chunks[i].length
+    return out
+
+
+#: A packed (zstd / xz) chunk of at least this many bytes is unpacked on a helper thread
+#: while the calling thread decodes the chunk before it: pyarrow's zstd, lzma and zlib's
+#: CRC-32 release the GIL, so with two CPUs the unpacking hides behind the decoding.
+#: A smaller one is not worth the hand-off between threads (tens of microseconds).
+AHEAD_MIN_BYTES = 256 << 10
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _unpack_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="qdf-unpack")
+        return _pool
+
+
+def can_unpack_ahead(threads: Any) -> bool:
+    """Whether a read with ``threads=`` (None / True: automatic) may unpack on a helper thread."""
+    return (threads is None or threads is True) and (os.cpu_count() or 1) >= 2
+
+
+class ChunkOpener:
+    """The v1 buffers of one row group's chunks (:func:`open_chunk`), asked for in
+    ``order`` (column name, chunk index): with ``ahead``, the large packed ones are
+    unpacked one ahead of the decoding on a helper thread, so at most one unpacked
+    buffer waits besides the one being decoded; the others are opened when asked."""
+
+    def __init__(self, g: RowGroup, order: list[tuple[str, int]], datas: dict[str, Any], *, ahead: bool) -> None:
+        self._g, self._datas, self._index = g, datas, dict(order)
+        self._queue = [n for n, j in order if ahead and g.chunks[j].codec != CHUNK_V1
+                       and g.chunks[j].length >= AHEAD_MIN_BYTES]
+        if len(self._queue) == len(order):  # nothing to decode while the first one unpacks
+            self._queue = self._queue[1:]
+        self._pending: dict[str, Future] = {}
+        self._submit_next()
+
+    def _open(self, name: str) -> Any:
+        return open_chunk(self._datas[name], self._g.chunks[self._index[name]], column=name, row_group=self._g.index)
+
+    def _submit_next(self) -> None:
+        if self._queue and not self._pending:
+            name = self._queue.pop(0)
+            self._pending[name] = _unpack_pool().submit(self._open, name)
+
+    def decode_order(self, names: list[str]) -> list[str]:
+        """``names`` with the chunks unpacked ahead last, so the first of them unpacks
+        while the others are decoded."""
+        ahead = set(self._queue) | set(self._pending)
+        return [n for n in names if n not in ahead] + [n for n in names if n in ahead]
+
+    def data(self, name: str) -> Any:
+        """The chunk's bytes as read (its v1 buffer itself when it is not packed)."""
+        return self._datas[name]
+
+    def get(self, name: str) -> Any:
+        """The v1 buffer of column ``name``'s chunk: checksum verified, unpacked."""
+        fut = self._pending.pop(name, None)
+        if fut is None:
+            if name in self._queue:  # asked for out of the expected order: open it here
+                self._queue.remove(name)
+            return self._open(name)
+        self._submit_next()  # the next one unpacks while this one is decoded
+        return fut.result()
+
+    def close(self) -> None:
+        """Drop the chunk still unpacking ahead (a read that stopped early)."""
+        for fut in self._pending.values():
+            fut.cancel()
+        self._pending.clear()
+        self._queue.clear()
+
+
 def _unxz(data: Any, chunk: Chunk, *, column: str, row_group: int) -> bytes:
     """The v1 buffer of an xz chunk: at most ``raw_length`` bytes are ever produced, and a
     stream that asks for more memory than :data:`XZ_MEMLIMIT` is refused."""
@@ -161,4 +262,5 @@ def _unxz(data: Any, chunk: Chunk, *, column: str, row_group: int) -> bytes:
     return out
 
 
-__all__ = ["chunk_table", "encode_chunk", "open_chunk", "XZ_MIN_GAIN", "XZ_PRESET", "ZSTD_LEVEL", "ZSTD_MIN_GAIN"]
+__all__ = ["ChunkOpener", "can_unpack_ahead", "chunk_table", "encode_chunk", "open_chunk", "read_adjacent",
+           "XZ_MIN_GAIN", "XZ_PRESET", "ZSTD_LEVEL", "ZSTD_MIN_GAIN"]

@@ -30,7 +30,7 @@ from ..query import arrow_kind, as_expr, validate
 from ..query.evaluate import _leaves, _ts_ticks, evaluate
 from ..query.expr import Cmp, Expr, IsIn
 from ..wire.parallel import thread_count
-from .chunks import open_chunk
+from .chunks import ChunkOpener, can_unpack_ahead, read_adjacent
 from .layout import (
     CHUNK_V1,
     HEADER_SIZE,
@@ -127,29 +127,6 @@ def _workers(threads: Any, n_groups: int) -> int:
     if isinstance(threads, int) and threads >= 1:
         return min(threads, max(n_groups, 1))
     raise QueryError(f"threads must be None, a bool or an int >= 1, not {threads!r}")
-
-
-def _read_adjacent(src: Source, chunks: list[Chunk]) -> list[Any]:
-    """The bytes of ``chunks``, in one round trip: chunks that lie back to back in the file
-    are fetched as one range and sliced (no copy), so reading whole groups costs no more
-    requests than a version-1 file."""
-    if not chunks:
-        return []
-    order = sorted(range(len(chunks)), key=lambda i: chunks[i].offset)
-    runs: list[list[int]] = []
-    for i in order:
-        if runs and chunks[runs[-1][-1]].offset + chunks[runs[-1][-1]].length == chunks[i].offset:
-            runs[-1].append(i)
-        else:
-            runs.append([i])
-    spans = [(chunks[r[0]].offset, sum(chunks[i].length for i in r)) for r in runs]
-    out: list[Any] = [None] * len(chunks)
-    for run, data in zip(runs, src.read_ranges(spans)):
-        view, pos = memoryview(data), 0
-        for i in run:
-            out[i] = view[pos:pos + chunks[i].length]
-            pos += chunks[i].length
-    return out
 
 
 def _at_chunk(err: DecodeError, g: RowGroup, chunk: Chunk, name: str) -> DecodeError:
@@ -417,19 +394,31 @@ class QdfFile:
         filter_cols = sorted(expr.columns()) if expr is not None else []
         wanted = list(dict.fromkeys([*names, *filter_cols]))
         at = {n: i for i, n in enumerate(self.schema.names)}
-        datas = dict(zip(wanted, _read_adjacent(self._src, [g.chunks[at[n]] for n in wanted])))
+        datas = dict(zip(wanted, read_adjacent(self._src, [g.chunks[at[n]] for n in wanted])))
         cats = set(self._categories(categories))
+        order = list(dict.fromkeys([*filter_cols, *names]))  # the order the chunks are decoded in
+        opener = ChunkOpener(g, [(n, at[n]) for n in order], datas, ahead=can_unpack_ahead(threads))
 
         def decode_all(cols: list[str], rows: np.ndarray | None, for_filter: bool = False) -> dict[str, pa.Array]:
             def one(name: str) -> pa.Array:
-                return self._decode_chunk(g, at[name], name, datas[name], rows, no_copy, name in cats, for_filter)
+                return self._decode_chunk(g, at[name], name, opener, rows, no_copy, name in cats, for_filter)
 
             k = thread_count(threads, g.num_rows * len(cols), len(cols))
             if k <= 1:
-                return dict(zip(cols, map(one, cols)))
+                in_order = opener.decode_order(cols)
+                return dict(zip(in_order, map(one, in_order)))
             with ThreadPoolExecutor(k, thread_name_prefix="qdf-chunk") as ex:
                 return dict(zip(cols, ex.map(one, cols)))
 
+        try:
+            return self._decode_group(g, names, expr, filter_cols, cats, decode_all)
+        finally:
+            opener.close()
+
+    def _decode_group(self, g: RowGroup, names: list[str], expr: Expr | None, filter_cols: list[str],
+                      cats: set[str], decode_all: Any) -> pa.Table:
+        """:meth:`_read_chunks` once its chunks are fetched: ``decode_all(columns, rows,
+        for_filter)`` decodes chunks (of ``rows`` only, in filter form)."""
         if expr is None:
             arrays = decode_all(names, None)
             return empty_table(g.num_rows, None) if not names else pa.table({n: arrays[n] for n in names})
@@ -474,14 +463,15 @@ class QdfFile:
         spans = [np.arange(k * size, min((k + 1) * size, g.num_rows), dtype=np.int64) for k in np.flatnonzero(keep)]
         return np.concatenate(spans) if spans else np.zeros(0, dtype=np.int64)
 
-    def _decode_chunk(self, g: RowGroup, j: int, name: str, data: Any, rows: np.ndarray | None, no_copy: bool,
-                      as_category: bool, for_filter: bool = False) -> pa.Array:
+    def _decode_chunk(self, g: RowGroup, j: int, name: str, opener: ChunkOpener, rows: np.ndarray | None,
+                      no_copy: bool, as_category: bool, for_filter: bool = False) -> pa.Array:
         """Column chunk ``j``: checked, unpacked, decoded (only ``rows`` when given, in
         filter form with ``for_filter``), and held to its row count and name."""
         from ..api import decode, decode_filter_inputs, decode_rows
 
         chunk = g.chunks[j]
-        buf = open_chunk(data, chunk, column=name, row_group=g.index)
+        buf = opener.get(name)
+        data = opener.data(name)
         cats = [name] if as_category else None
         try:
             if for_filter:
@@ -650,7 +640,10 @@ def read_qdf(
         Let raw numeric columns be views of the memory map (they keep it alive; the file
         must not be modified in place meanwhile -- ``write_qdf`` never does, it replaces).
     threads : bool or int, optional
-        Row groups decoded in parallel. ``None``: up to ``min(os.cpu_count(), groups)``.
+        Row groups decoded in parallel. ``None``: up to ``min(os.cpu_count(), groups)``;
+        a read of one row group on two or more CPUs unpacks its large zstd / xz column
+        chunks on a helper thread while the others are decoded. ``False``: the calling
+        thread only.
     on_error : {"raise", "skip"}
         ``"skip"`` leaves out row groups whose checksum or bytes are bad, with a
         :class:`QdfWarning` naming them; the footer itself must be intact.
