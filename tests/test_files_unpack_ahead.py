@@ -34,7 +34,7 @@ def packed(monkeypatch):
     """A balanced file whose text chunks are zstd frames, every one of them large enough
     to be unpacked ahead (the bar lowered so the file stays small), on a 4-CPU machine."""
     monkeypatch.setattr(chunks, "AHEAD_MIN_BYTES", 1024)
-    monkeypatch.setattr(chunks.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(chunks, "available_cpus", lambda: 4)
     df = _frame()
     blob = qdf.write_qdf(df, None, mode="balanced")
     (g,) = qdf.QdfFile(blob).row_groups
@@ -74,7 +74,7 @@ def test_a_single_threaded_read_never_uses_the_helper(packed, opened_on):
 
 
 def test_a_one_cpu_machine_never_uses_the_helper(packed, opened_on, monkeypatch):
-    monkeypatch.setattr(chunks.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(chunks, "available_cpus", lambda: 1)
     blob, df = packed
     pd.testing.assert_frame_equal(qdf.read_qdf(blob), df, check_exact=True)
     assert set(opened_on.values()) == {threading.current_thread().name}

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import UnsupportedTypeError
+from .chunked import one_array
 
 __all__ = ["is_decimal", "scaled_int64", "from_scaled_int64", "scaled_literal", "fits_int64"]
 
@@ -46,8 +47,7 @@ def fits_int64(arr: pa.Array) -> np.ndarray:
 
 def scaled_int64(arr: pa.Array, column: str | None = None) -> np.ndarray:
     """The scaled integers of a decimal array (0 at nulls), or UnsupportedTypeError naming a row too large."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
+    arr = one_array(arr)
     ok = fits_int64(arr)
     if not ok.all():
         row = int(np.argmin(ok))

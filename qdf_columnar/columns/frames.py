@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptDataError, UnsupportedTypeError
+from .chunked import one_array
 from .labels import describe_columns, field_names, from_json, rebuild_columns, to_json
 from .pyobjects import bad_string_row, object_column, restore_object
 
@@ -311,7 +312,7 @@ def _categorical(col: pa.ChunkedArray, s: Any) -> Any:
     """
     import pandas as pd
 
-    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    arr = one_array(col)
     if not pa.types.is_dictionary(arr.type):
         return pd.Categorical(s)
     codes = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False)

@@ -11,6 +11,7 @@ import pyarrow as pa
 from qdf_kernels import columns as ck
 
 from ..errors import CorruptDataError
+from .chunked import one_array
 from .frames import empty_table as empty_table  # re-exported: the output side's column-less table
 from .frames import python_object_columns, restore_frame, with_metadata
 from .inputs import ARROW_DTYPE_KEY
@@ -267,7 +268,7 @@ def pandas_index_columns(meta: bytes | None, names: list[str]) -> list[str]:
 
 def _to_numpy(col: pa.ChunkedArray) -> np.ndarray:
     """numpy array of a column; columns with nulls become masked arrays (no sentinel values)."""
-    arr = col.combine_chunks()
+    arr = one_array(col)
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     if arr.null_count == 0:

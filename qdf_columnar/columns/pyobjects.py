@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptDataError, UnsupportedTypeError
+from .chunked import one_array
 from .labels import from_json, to_json
 
 __all__ = ["object_column", "restore_object", "to_json_deep", "from_json_deep"]
@@ -198,8 +199,7 @@ def _json_cells(name: str, objs: list[Any]) -> pa.Array:
 def restore_object(col: pa.ChunkedArray | pa.Array, spec: dict[str, Any]) -> np.ndarray:
     """The object values of a column written by :func:`object_column`, as a numpy object array."""
     kind = spec.get("k")
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
+    col = one_array(col)
     if pa.types.is_dictionary(col.type):
         col = col.dictionary_decode()
     if kind == "object" and (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)

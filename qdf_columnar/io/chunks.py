@@ -13,7 +13,6 @@ entropy pass, as a zstd frame, or as an xz stream (LZMA2; only when
 
 from __future__ import annotations
 
-import os
 import threading
 import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -26,6 +25,7 @@ from ..columns.inputs import ARROW_DTYPE_KEY
 from ..errors import CorruptDataError, UnknownCodecError
 from ..format.header import finish_body
 from ..options import Options, parse_mode
+from ..wire.parallel import available_cpus
 from .layout import CHUNK_V1, CHUNK_XZ, CHUNK_ZSTD, Chunk, RowGroup, max_unpacked
 from .source import Source
 
@@ -185,7 +185,7 @@ def _unpack_pool() -> ThreadPoolExecutor:
 
 def can_unpack_ahead(threads: Any) -> bool:
     """Whether a read with ``threads=`` (None / True: automatic) may unpack on a helper thread."""
-    return (threads is None or threads is True) and (os.cpu_count() or 1) >= 2
+    return (threads is None or threads is True) and available_cpus() >= 2
 
 
 class ChunkOpener:

@@ -12,7 +12,6 @@ metadata that restores dtypes and the index.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import warnings
 import zlib
@@ -24,12 +23,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..columns.chunked import one_array
 from ..columns.outputs import convert_output, empty_table, pandas_index_columns, project_pandas_metadata
 from ..errors import CorruptDataError, DecodeError, QdfWarning, QueryError, TruncatedError
 from ..query import arrow_kind, as_expr, validate
 from ..query.evaluate import _leaves, _ts_ticks, evaluate
 from ..query.expr import Cmp, Expr, IsIn
-from ..wire.parallel import thread_count
+from ..wire.parallel import available_cpus, thread_count
 from .chunks import ChunkOpener, can_unpack_ahead, read_adjacent
 from .layout import (
     CHUNK_V1,
@@ -121,7 +121,7 @@ def _check_columns(columns: Any, names: list[str]) -> list[str]:
 
 def _workers(threads: Any, n_groups: int) -> int:
     if threads is None or threads is True:
-        return max(1, min(os.cpu_count() or 1, n_groups))
+        return max(1, min(available_cpus(), n_groups))
     if threads is False:
         return 1
     if isinstance(threads, int) and threads >= 1:
@@ -488,7 +488,7 @@ class QdfFile:
                 f"column chunk decodes to {t.num_rows} rows of {t.column_names}; the footer says {want} "
                 f"rows of [{name!r}]", column=name, row_group=g.index, offset=chunk.offset)
         col = t.column(0)
-        return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()  # combine copies even one chunk
+        return one_array(col)
 
     def _conform(self, t: pa.Table, target: pa.Schema, g: RowGroup, complete: bool) -> pa.Table:
         """Give one decoded group the file's types; a group that disagrees with the footer is corrupt."""

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 import pyarrow as pa
 
+from ..columns.chunked import one_array
 from ..wire.numeric_arrow import data_values
 from .layout import ColumnStats
 
@@ -37,7 +38,7 @@ def zone_stats(table: pa.Table, zone_rows: int) -> tuple[Mapping[str, ColumnStat
 
 
 def _column_zones(col: pa.ChunkedArray, starts: np.ndarray, zone_rows: int) -> list[ColumnStats]:
-    arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    arr = one_array(col)
     n = len(arr)
     sizes = np.minimum(starts + zone_rows, n) - starts
     valid = _validity(arr)

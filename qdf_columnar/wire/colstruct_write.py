@@ -19,6 +19,7 @@ from qdf_kernels import columns as ck
 from ..codecs.qpack import encode_bool_array, encode_float_array, encode_int_array
 from ..codecs.zone import MIN_ROWS as ZONE_MIN_ROWS
 from ..codecs.zone import write_zone_chunk
+from ..columns.chunked import one_array
 from ..columns.decimals import scaled_int64
 from ..columns.kinds import kind_for
 from ..errors import EncodeError
@@ -56,7 +57,7 @@ def write_table_columnar(out: bytearray, table: pa.Table, ctx, *, note_extra: di
             "split it into batches (row groups)"
         )
     names = table.column_names
-    arrays = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in table.columns]
+    arrays = [one_array(c) for c in table.columns]
     kinds = [
         ColKind.RESIDUAL if is_residual_type(a.type) else kind_for(nm, a.type) for nm, a in zip(names, arrays)
     ]

@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 from qdf_kernels import span_dict
 
 from ..codecs.sample import run_sample
+from ..columns.chunked import one_array
 from ..columns.kinds import kind_for
 from ..errors import QdfError
 from ..format.tags import ColKind, StrColTag
@@ -94,7 +95,7 @@ def plan_dictionaries(table: pa.Table, ctx_factory) -> DictionaryPlan:
     # The first dictionary column of a batch that had no schema note pays for one.
     note_cost = 0 if _has_note(table) else NOTE_COST
     for i, (name, col) in enumerate(zip(table.column_names, table.columns)):
-        arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        arr = one_array(col)
         try:
             kind = kind_for(name, arr.type)
         except QdfError:

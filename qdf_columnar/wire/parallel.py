@@ -45,7 +45,8 @@ def _executor(n: int) -> ThreadPoolExecutor:
 
 
 @functools.lru_cache(maxsize=1)
-def _cpus() -> int:
+def available_cpus() -> int:
+    """``os.cpu_count()``, read once."""
     # os.cpu_count() reads /sys on every call (~15 us): a file read pays it once per chunk.
     return os.cpu_count() or 1
 
@@ -53,7 +54,7 @@ def _cpus() -> int:
 def thread_count(threads: bool | int | None, n_cells: int, n_columns: int) -> int:
     """How many threads to use for ``threads=`` (None = automatic)."""
     if threads is None:
-        cpus = _cpus()
+        cpus = available_cpus()
         if n_cells < MIN_PARALLEL_CELLS or cpus < MIN_AUTO_CPUS:
             return 1
         return max(1, min(MAX_AUTO_THREADS, cpus, n_columns))

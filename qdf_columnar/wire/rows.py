@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ..columns.chunked import one_array
 from ..columns.nested_storage import from_storage as nested_from_storage
 from ..columns.nested_storage import needs_storage, storage_type
 from ..columns.nested_storage import to_storage as nested_to_storage
@@ -78,7 +79,7 @@ def _storage_values(col: pa.ChunkedArray) -> list[Any]:
 
 
 def _f32_values(col: pa.ChunkedArray) -> list[Any]:
-    arr = col.combine_chunks()
+    arr = one_array(col)
     vals = arr.fill_null(0).to_numpy(zero_copy_only=False)
     valid = np.asarray(arr.is_valid())
     return [v if ok else None for v, ok in zip(vals, valid)]

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..columns.chunked import one_array
 from ..columns.kinds import type_to_str
 from ..errors import EncodeError
 from ..options import Options
@@ -27,7 +28,7 @@ from .values_write import _write_seq_header
 
 def shred(table: pa.Table) -> tuple[list[pa.Table], dict]:
     """The level tables of ``table`` and the ``shred`` entry of level 0's schema note."""
-    cols = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in table.columns]
+    cols = [one_array(c) for c in table.columns]
     names = table.column_names
     splits = {n: keys for n, a in zip(names, cols) if (keys := _split_keys(a)) is not None}
     plan = Plan([n for n, a in zip(names, cols) if not is_nested(a.type)], splits)
