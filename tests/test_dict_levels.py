@@ -63,6 +63,31 @@ def test_round_trip_exact(mode: str) -> None:
     assert "row" not in (qdf.explain(buf).query("codec.str.startswith('dictionary')")["column"].tolist())
 
 
+@pytest.mark.parametrize("mode", ["balanced", "compression"])
+def test_levels_reuse_the_values_body_of_their_trial(monkeypatch, mode: str) -> None:
+    """The values' body written while weighing a dictionary is the level's body: the
+    bytes equal those of writing every level afresh, and no input is FSST-coded twice."""
+    from qdf_columnar.codecs import fsst
+    from qdf_columnar.wire import dict_write
+
+    words = [f"{w} street {i:05d}" for i, w in enumerate(_pick(["north", "south", "east", "west"], 900))]
+    t = _table().append_column("street", pa.array(_pick(words), type=pa.string()))
+    seen: list[bytes] = []
+    real = fsst.fsst_block
+
+    def spy(offsets, data, n, limit=None):
+        seen.append(bytes(data[int(offsets[0]):int(offsets[n])]) + np.asarray(offsets[: n + 1]).tobytes())
+        return real(offsets, data, n, limit)
+
+    monkeypatch.setattr(fsst, "fsst_block", spy)
+    buf = qdf.encode(t, mode=mode)
+    assert seen and len(seen) == len(set(seen))
+    assert any("dictionary level of street" in str(c) for c in qdf.explain(buf)["column"])
+    monkeypatch.setattr(dict_write, "_stateless", lambda *a: False)  # every level written afresh
+    assert qdf.encode(t, mode=mode) == buf
+    assert_tables_bit_equal(qdf.decode(buf, output="arrow"), t)
+
+
 def test_pandas_round_trip_exact() -> None:
     df = _table().to_pandas()
     back = qdf.decode(qdf.encode(df))

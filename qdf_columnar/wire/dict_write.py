@@ -67,6 +67,8 @@ class DictColumn:
     name: str
     codes: pa.Array  # uint64, null where the column is null
     values: pa.Array  # the distinct values, sorted, no nulls
+    #: the values' finished body, written by the trial (None: the level writes it)
+    level_body: bytes | None = None
 
 
 @dataclass
@@ -118,8 +120,9 @@ def plan_dictionaries(table: pa.Table, ctx_factory) -> DictionaryPlan:
         codes, values = cand
         direct = _body(arr, kind, ctx_factory, strings_enc)
         codes_body = _body(codes, ColKind.UINT, ctx_factory)
-        if len(codes_body) + _level_size(name, values, ctx_factory) + note_cost < len(direct):
-            plan.columns.append(DictColumn(i, name, codes, values))
+        level_size, level_body = _level(name, values, ctx_factory)
+        if len(codes_body) + level_size + note_cost < len(direct):
+            plan.columns.append(DictColumn(i, name, codes, values, level_body))
             plan.bodies[name] = bytes(codes_body)
             note_cost = 0
         elif _stateless(direct, kind, arr.null_count > 0, len(arr)):
@@ -271,11 +274,18 @@ def _body(arr: pa.Array, kind: int, ctx_factory, strings_enc: pa.DictionaryArray
     return body
 
 
-def _level_size(name: str, values: pa.Array, ctx_factory) -> int:
-    """Bytes the dictionary level and its note entry add (the level written in full)."""
+def _level(name: str, values: pa.Array, ctx_factory) -> tuple[int, bytes | None]:
+    """(bytes the dictionary level and its note entry add, the level written in full;
+    the values' body when it does not depend on the Dense state, for the real write to
+    reuse instead of coding the values again: an FSST table trains once, not twice)."""
+    kind = kind_for(name, values.type)
+    body = bytearray()
+    write_body(body, values, kind, False, ctx_factory())
+    reusable = _stateless(body, kind, False, len(values))
     level = bytearray()
-    write_table_columnar(level, dictionary_level(name, values), ctx_factory())
-    return len(level) + LEVEL_OVERHEAD + len(name.encode("utf-8"))
+    write_table_columnar(level, dictionary_level(name, values), ctx_factory(),
+                         bodies={name: bytes(body)} if reusable else None)
+    return len(level) + LEVEL_OVERHEAD + len(name.encode("utf-8")), bytes(body) if reusable else None
 
 
 def dictionary_level(name: str, values: pa.Array) -> pa.Table:
@@ -308,7 +318,8 @@ def write_dictionary_batch(out: bytearray, table: pa.Table, plan: DictionaryPlan
 def write_dictionary_levels(out: bytearray, dicts: list[DictColumn], ctx) -> None:
     """Append the dictionary levels, one ``EF`` per dictionary column, in note order."""
     for dc in dicts:
-        write_table_columnar(out, dictionary_level(dc.name, dc.values), ctx)
+        bodies = {dc.name: dc.level_body} if dc.level_body is not None else None
+        write_table_columnar(out, dictionary_level(dc.name, dc.values), ctx, bodies=bodies)
 
 
 __all__ = ["DictColumn", "DictionaryPlan", "plan_dictionaries", "dictionary_of", "with_codes", "note_entry",
