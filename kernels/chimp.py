@@ -43,8 +43,10 @@ _REP = np.array([0] * 8 + [1] * 4 + [2] * 4 + [3, 3, 4, 4, 5, 5, 6, 6] + [7] * 4
 
 
 @kernel
-def chimp_encode(vals, out):
-    """Chimp128-encode uint64 bit patterns ``vals`` (n >= 2) into ``out``; return the bit count.
+def chimp_encode(vals, out, limit):
+    """Chimp128-encode uint64 bit patterns ``vals`` (n >= 2) into ``out``; return the bit
+    count, or -1 as soon as more than ``limit`` bytes of body are written (``limit`` < 0:
+    no limit; a picker's trial stops once it cannot win).
 
     ``out`` must hold ceil((n-1)*69/8) bytes (flag 11 with lz 0 is the worst case).
     The hash table stores the insertion index of the newest value per 14-bit key
@@ -62,7 +64,10 @@ def chimp_encode(vals, out):
     index = np.int64(0)  # insertion index of the newest value
     current = _U0  # ring slot of the newest value
     stored_lz = _NO_LZ
+    cap = np.uint64(limit) if limit >= 0 else ~_U0
     for i in range(_U1, n):
+        if pos > cap:
+            return np.int64(-1)
         v = vals[i]
         key = v & _LSB_MASK
         ref = current
@@ -98,6 +103,8 @@ def chimp_encode(vals, out):
         stored[current] = v
         index += 1
         indices[key] = index
+    if pos > cap:
+        return np.int64(-1)
     total = pos * _U8 + have
     flush_bits(out, pos, acc, have)
     return np.int64(total)
@@ -316,8 +323,8 @@ def _warmup() -> None:
     buf = np.zeros(128, dtype=np.uint8)
     ro = vals.copy()
     ro.flags.writeable = False  # columns arrive as read-only views of Arrow buffers
-    chimp_encode(ro, buf)
-    bits = chimp_encode(vals, buf)
+    chimp_encode(ro, buf, np.int64(-1))
+    bits = chimp_encode(vals, buf, np.int64(-1))
     body = buf[: (bits + 7) // 8]
     out = np.empty(7, dtype=np.uint64)
     chimp_decode(body, np.uint64(1), out)

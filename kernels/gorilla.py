@@ -112,12 +112,13 @@ def flush_bits(out, pos, acc, have):
 
 
 @kernel
-def gorilla_encode(vals, width, out):
+def gorilla_encode(vals, width, out, limit):
     """Gorilla-encode ``vals[1:]`` (uint64 or uint32 bit patterns, n >= 2) into ``out``.
 
     width: 64 or 32 (selects the 5/6-bit or 4/5-bit window header). ``out`` must hold
-    ceil((n-1)*77/8) bytes (the f64 worst case per value). Returns the exact bit count;
-    the body is ceil(bits/8) bytes.
+    ceil((n-1)*77/8) bytes (the f64 worst case per value). Returns the exact bit count
+    (the body is ceil(bits/8) bytes), or -1 as soon as more than ``limit`` bytes of body
+    are written (``limit`` < 0: no limit; a picker's trial stops once it cannot win).
     """
     n = np.uint64(vals.shape[0])
     w = np.uint64(width)
@@ -132,7 +133,10 @@ def gorilla_encode(vals, width, out):
     prev = np.uint64(vals[0])
     prev_lz = w  # sentinel: no window yet (Go prevLZ == 64 / 32)
     prev_tz = _U0
+    cap = np.uint64(limit) if limit >= 0 else ~_U0
     for i in range(_U1, n):
+        if pos > cap:
+            return np.int64(-1)
         cur = np.uint64(vals[i])
         x = cur ^ prev
         prev = cur
@@ -153,6 +157,8 @@ def gorilla_encode(vals, width, out):
             pos, acc, have = put_bits64(out, pos, acc, have, x >> tz, mb)
             prev_lz = lz
             prev_tz = tz
+    if pos > cap:
+        return np.int64(-1)
     total = pos * _U8 + have
     flush_bits(out, pos, acc, have)
     return np.int64(total)
@@ -317,8 +323,8 @@ def _warmup() -> None:
         vals = np.array([1, 1, 3, 7, 7, 2], dtype=dt)
         ro = vals.copy()
         ro.flags.writeable = False  # columns arrive as read-only views of Arrow buffers
-        gorilla_encode(ro, w, buf)
-        bits = gorilla_encode(vals, w, buf)
+        gorilla_encode(ro, w, buf, np.int64(-1))
+        bits = gorilla_encode(vals, w, buf, np.int64(-1))
         body = buf[: (bits + 7) // 8]
         out = np.empty(6, dtype=dt)
         gorilla_decode(body, w, dt(1), out)

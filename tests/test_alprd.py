@@ -249,7 +249,7 @@ def test_picker_takes_alprd_only_when_strictly_smaller(n: int, shape: str, seed:
     a = make(shape, n, seed)
     with_rd = enc(a)
     with monkeypatch_module.context() as mp:
-        mp.setattr(alprd.AlpRd, "estimate", lambda _self, _a, _f: None)
+        mp.setattr(alprd.AlpRd, "estimate", lambda _self, _a, _f, to_beat=None: None)
         without = enc(a)
     if with_rd != without:
         assert with_rd[:2] == b"\xf4\x0f"

@@ -373,7 +373,8 @@ def column(shape: str, n: int, seed: int, width: int = 64) -> np.ndarray:
 def xor_body(u: np.ndarray, chimp: bool) -> np.ndarray:
     """The E7 body the encoder writes (read-only, like the glue's views of the input)."""
     buf = np.zeros(max(len(u), 1) * 10 + 16, np.uint8)
-    bits = kchimp.chimp_encode(u, buf) if chimp else kgor.gorilla_encode(u, 8 * u.itemsize, buf)
+    bits = kchimp.chimp_encode(u, buf, np.int64(-1)) if chimp else kgor.gorilla_encode(u, 8 * u.itemsize, buf,
+                                                                                     np.int64(-1))
     return np.frombuffer(buf[: (int(bits) + 7) // 8].tobytes(), np.uint8)
 
 
@@ -671,7 +672,9 @@ for n in (2, 9, 257, 4096):
         for codec in ("gorilla64", "gorilla32", "chimp"):
             u = (u64 >> np.uint64(32)).astype(np.uint32) if codec == "gorilla32" else u64
             buf = np.zeros(n * 10 + 16, np.uint8)
-            bits = kchimp.chimp_encode(u, buf) if codec == "chimp" else kgor.gorilla_encode(u, 8 * u.itemsize, buf)
+            no_limit = np.int64(-1)
+            bits = (kchimp.chimp_encode(u, buf, no_limit) if codec == "chimp"
+                    else kgor.gorilla_encode(u, 8 * u.itemsize, buf, no_limit))
             body = buf[: (bits + 7) // 8].tobytes()
             cuts = {len(body), len(body) // 2, 1, 0} | set(range(max(0, len(body) - 20), len(body)))
             for cut in sorted(cuts):
@@ -710,3 +713,21 @@ def test_no_read_past_the_input() -> None:
 
     res = subprocess.run([sys.executable, "-c", GUARDED], capture_output=True, text=True, timeout=600)
     assert res.returncode == 0 and res.stdout.strip() == "ok", (res.returncode, res.stderr[-2000:])
+
+
+@pytest.mark.parametrize("codec", ["gorilla64", "gorilla32", "chimp"])
+def test_xor_encoders_stop_past_their_limit(codec: str) -> None:
+    """With a limit, the bit count is the same while the body fits it and -1 past it."""
+    u64 = np.cumsum(np.random.default_rng(9).standard_normal(2000)).view(np.uint64)
+    u = (u64 >> np.uint64(32)).astype(np.uint32) if codec == "gorilla32" else u64
+
+    def enc(limit: int) -> int:
+        buf = np.zeros(len(u) * 10 + 16, np.uint8)
+        if codec == "chimp":
+            return int(kchimp.chimp_encode(u, buf, np.int64(limit)))
+        return int(kgor.gorilla_encode(u, 8 * u.itemsize, buf, np.int64(limit)))
+
+    bits = enc(-1)
+    body = (bits + 7) // 8
+    assert enc(body) == bits and enc(body + 100) == bits
+    assert enc(body - 2) == -1 and enc(0) == -1

@@ -258,3 +258,28 @@ def test_alp_exact_flag_and_alprd_decode() -> None:
     payload = bytes.fromhex("f40f030c01ff03") + body + bytes.fromhex("01010004")
     want = np.array([(0x3FF << 52) | 1, (0x400 << 52) | 2**51, (0x3FF << 52) | 5], dtype=np.uint64)
     same_bits(dec(payload), want.view(np.float64))
+
+
+def _float_inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(21)
+    walk = np.cumsum(rng.standard_normal(3000))
+    return [walk, np.round(rng.normal(size=3000) * 100, 2), np.repeat(walk[:300], 10),
+            rng.random(3000), np.full(3000, 1.5), np.round(walk, 1).astype(np.float32),
+            rng.integers(0, 2**62, 3000).view(np.float64)]
+
+
+@pytest.mark.parametrize("k", range(7))
+def test_the_picker_writes_the_same_payload_when_trials_stop_early(monkeypatch, k: int) -> None:
+    """Gorilla / Chimp trials stop once they pass the best cost so far; the payload
+    chosen is the one a picker that writes every trial in full chooses."""
+    from qdf_columnar.codecs import floatenc
+    from qdf_columnar.codecs.floats import xor
+
+    a = _float_inputs()[k]
+    out = bytearray()
+    floatenc.encode_floats(out, a, compress=True)
+    whole = xor._XorStream.payload
+    monkeypatch.setattr(xor._XorStream, "payload", lambda self, a, f, to_beat=None: whole(self, a, f))
+    ref = bytearray()
+    floatenc.encode_floats(ref, a, compress=True)
+    assert bytes(out) == bytes(ref)

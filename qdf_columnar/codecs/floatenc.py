@@ -41,7 +41,9 @@ def pick(a: np.ndarray, f: Fmt, *, light: bool = False) -> FloatPlan:
     for unit in FLOAT_CANDIDATES:
         if light and not unit.memory_speed:
             continue
-        plan = unit.estimate(a, f)
+        # An exact plan larger than the best cost is never kept (:func:`replaces`): the
+        # bit-stream codecs stop writing as soon as they pass it.
+        plan = unit.estimate(a, f, to_beat=None if best is None else best.cost)
         if plan is None:
             continue
         kept = plan if best is None else replaces(plan, best, lambda p: _measured(a, f, p))

@@ -115,7 +115,7 @@ class Alp:
     wire = ((int(QPackTag.ALP), int(Kind.F64)), (int(QPackTag.ALP), int(Kind.F32)))
     memory_speed = True
 
-    def estimate(self, a: np.ndarray, f: Fmt) -> FloatPlan | None:
+    def estimate(self, a: np.ndarray, f: Fmt, to_beat: int | None = None) -> FloatPlan | None:
         plan, est = alp_plan(a)
         return None if plan is None else FloatPlan(self.name, est, False, (plan, False))
 

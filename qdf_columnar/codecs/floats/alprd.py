@@ -96,7 +96,7 @@ class AlpRd:
     wire = ((int(QPackTag.ALP), unit.KIND_0F),)
     memory_speed = True
 
-    def estimate(self, a: np.ndarray, f: Fmt) -> FloatPlan | None:
+    def estimate(self, a: np.ndarray, f: Fmt, to_beat: int | None = None) -> FloatPlan | None:
         plan, est = alprd_plan(a)
         return None if plan is None else FloatPlan(self.name, est, False, plan)
 

@@ -19,7 +19,7 @@ class RawFloat:
     wire = ((int(QPackTag.RAW), int(Kind.F64)), (int(QPackTag.RAW), int(Kind.F32)))
     memory_speed = True
 
-    def estimate(self, a: np.ndarray, f: Fmt) -> FloatPlan | None:
+    def estimate(self, a: np.ndarray, f: Fmt, to_beat: int | None = None) -> FloatPlan | None:
         return FloatPlan(self.name, raw_size(int(a.shape[0]), f.width), True)
 
     def force(self, a: np.ndarray, f: Fmt) -> FloatPlan:

@@ -4,9 +4,11 @@ A unit has a ``name`` (the ``force=`` spelling), a ``reference`` name (what
 ``qdf.explain`` prints), the ``wire`` (tag, kind) pairs it reads, whether it decodes at
 memory speed (``memory_speed``: the balanced mode uses only those), and methods:
 
-* ``estimate(a, f)``: a :class:`FloatPlan` whose ``cost`` is exact (``exact=True``,
-  often because the payload was written to measure it) or an upper bound, or None
-  when the codec's gate fails;
+* ``estimate(a, f, to_beat=None)``: a :class:`FloatPlan` whose ``cost`` is exact
+  (``exact=True``, often because the payload was written to measure it) or an upper
+  bound, or None when the codec's gate fails; a unit that writes its payload to
+  measure it may also return None once that payload is certainly larger than
+  ``to_beat`` bytes (the best cost so far: such an exact plan is never kept);
 * ``force(a, f)``: the plan without the gates (tests and ``force=``);
 * ``encode(out, a, f, plan)``: append the payload of a plan;
 * ``read(r, f, kind, expect)``: with ``r`` just after the kind byte, the values as a
@@ -98,7 +100,7 @@ class FloatCodec(Protocol):
     wire: tuple[tuple[int, int], ...]
     memory_speed: bool
 
-    def estimate(self, a: np.ndarray, f: Fmt) -> FloatPlan | None: ...
+    def estimate(self, a: np.ndarray, f: Fmt, to_beat: int | None = None) -> FloatPlan | None: ...
 
     def force(self, a: np.ndarray, f: Fmt) -> FloatPlan: ...
 

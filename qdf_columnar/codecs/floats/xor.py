@@ -57,8 +57,9 @@ class _XorStream:
     def gate(self, u: np.ndarray, f: Fmt) -> bool:
         raise NotImplementedError
 
-    def payload(self, a: np.ndarray, f: Fmt) -> bytes:
-        """The whole E7 payload (tag .. body); n == 1 carries totalBits 0."""
+    def payload(self, a: np.ndarray, f: Fmt, to_beat: int | None = None) -> bytes | None:
+        """The whole E7 payload (tag .. body); n == 1 carries totalBits 0. None as soon as
+        its body alone is larger than ``to_beat`` bytes (the payload cannot be kept then)."""
         n = int(a.shape[0])
         out = bytearray((QPackTag.GORILLA, KIND_0F if self.chimp else f.kind))
         write_uvarint(out, n)
@@ -71,25 +72,36 @@ class _XorStream:
         u = a.view(f.udt)
         # Worst case per value: Gorilla f64 2+5+6+64 = 77 bits, Chimp 69, Gorilla f32 43.
         buf = np.empty(((n - 1) * 77 + 7) // 8 + 8, dtype=np.uint8)
-        bits = int(kchimp.chimp_encode(u, buf) if self.chimp else kgor.gorilla_encode(u, 8 * f.width, buf))
+        limit = np.int64(-1 if to_beat is None else to_beat)
+        if self.chimp:
+            bits = int(kchimp.chimp_encode(u, buf, limit))
+        else:
+            bits = int(kgor.gorilla_encode(u, 8 * f.width, buf, limit))
+        if bits < 0:
+            return None
         write_uvarint(out, bits)
         out += buf[: (bits + 7) // 8].tobytes()
         return bytes(out)
 
-    def estimate(self, a: np.ndarray, f: Fmt) -> FloatPlan | None:
+    def estimate(self, a: np.ndarray, f: Fmt, to_beat: int | None = None) -> FloatPlan | None:
         if (self.chimp and f.width != 8) or not self.gate(a.view(f.udt), f):
             return None
-        p = self.payload(a, f)
-        return FloatPlan(self.name, len(p), True, payload=p)
+        p = self.payload(a, f, to_beat)
+        return None if p is None else FloatPlan(self.name, len(p), True, payload=p)
 
     def force(self, a: np.ndarray, f: Fmt) -> FloatPlan:
         if self.chimp and f.width != 8:
             raise InvalidOptionError(f"{self.name} exists only for float64 on the v1 wire this port writes")
-        p = self.payload(a, f)
+        p = self._whole(a, f)
         return FloatPlan(self.name, len(p), True, payload=p)
 
+    def _whole(self, a: np.ndarray, f: Fmt) -> bytes:
+        p = self.payload(a, f)
+        assert p is not None  # no limit: always written
+        return p
+
     def encode(self, out: bytearray, a: np.ndarray, f: Fmt, plan: FloatPlan) -> None:
-        out += plan.payload if plan.payload is not None else self.payload(a, f)
+        out += plan.payload if plan.payload is not None else self._whole(a, f)
 
     def read(self, r: ByteReader, f: Fmt, kind: int, expect: int | None, copy: bool) -> np.ndarray:
         c, first, body = _header(r, f, expect)
