@@ -124,3 +124,14 @@ def test_the_decode_order_puts_the_chunks_unpacked_ahead_last(packed):
         opener.close()
     plain = chunks.ChunkOpener(g, [(n, j) for j, n in enumerate(names)], datas, ahead=False)
     assert plain.decode_order(names) == names
+
+
+def test_decode_threads_and_the_helper_together(packed, monkeypatch):
+    """threads=None on a machine with many CPUs: decode threads ask the opener at once."""
+    from qdf_columnar.wire import parallel
+
+    monkeypatch.setattr(parallel, "available_cpus", lambda: 8)
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_CELLS", 1)
+    blob, df = packed
+    for _ in range(5):
+        pd.testing.assert_frame_equal(qdf.read_qdf(blob), df, check_exact=True)

@@ -201,12 +201,14 @@ class ChunkOpener:
         if len(self._queue) == len(order):  # nothing to decode while the first one unpacks
             self._queue = self._queue[1:]
         self._pending: dict[str, Future] = {}
-        self._submit_next()
+        self._lock = threading.Lock()  # decode threads (threads=None on 4+ CPUs) ask at once
+        with self._lock:
+            self._submit_next()
 
     def _open(self, name: str) -> Any:
         return open_chunk(self._datas[name], self._g.chunks[self._index[name]], column=name, row_group=self._g.index)
 
-    def _submit_next(self) -> None:
+    def _submit_next(self) -> None:  # under the lock
         if self._queue and not self._pending:
             name = self._queue.pop(0)
             self._pending[name] = _unpack_pool().submit(self._open, name)
@@ -223,20 +225,22 @@ class ChunkOpener:
 
     def get(self, name: str) -> Any:
         """The v1 buffer of column ``name``'s chunk: checksum verified, unpacked."""
-        fut = self._pending.pop(name, None)
-        if fut is None:
-            if name in self._queue:  # asked for out of the expected order: open it here
-                self._queue.remove(name)
-            return self._open(name)
-        self._submit_next()  # the next one unpacks while this one is decoded
-        return fut.result()
+        with self._lock:
+            fut = self._pending.pop(name, None)
+            if fut is None:
+                if name in self._queue:  # asked for out of the expected order: open it here
+                    self._queue.remove(name)
+            else:
+                self._submit_next()  # the next one unpacks while this one is decoded
+        return self._open(name) if fut is None else fut.result()
 
     def close(self) -> None:
         """Drop the chunk still unpacking ahead (a read that stopped early)."""
-        for fut in self._pending.values():
-            fut.cancel()
-        self._pending.clear()
-        self._queue.clear()
+        with self._lock:
+            for fut in self._pending.values():
+                fut.cancel()
+            self._pending.clear()
+            self._queue.clear()
 
 
 def _unxz(data: Any, chunk: Chunk, *, column: str, row_group: int) -> bytes:
