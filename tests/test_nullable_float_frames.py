@@ -23,7 +23,6 @@ from qdf_columnar.columns import outputs
 @pytest.fixture
 def every_size(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(outputs, "OWNED_MIN_BYTES", 0)
-    monkeypatch.setattr(outputs, "OWNED_MIN_COLUMN_BYTES", 0)
 
 
 def _fill(values: np.ndarray, valid: np.ndarray, offset: int) -> np.ndarray:

@@ -35,8 +35,7 @@ def _table(n: int, seed: int = 0) -> pa.Table:
 
 @pytest.fixture
 def every_size(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(outputs, "OWNED_MIN_BYTES", 0)
-    monkeypatch.setattr(outputs, "OWNED_MIN_COLUMN_BYTES", 0)  # take the owned path on small tables too
+    monkeypatch.setattr(outputs, "OWNED_MIN_BYTES", 0)  # take the owned path on small tables too
 
 
 @pytest.mark.parametrize("mode", ["speed", "balanced", "compression"])
@@ -114,18 +113,6 @@ def test_a_large_numeric_frame_is_not_copied_into_blocks() -> None:
     df.loc[0, "a"] = -1
     df.loc[n - 1, "b"] = 0.25
     assert df.loc[0, "a"] == -1 and df.loc[n - 1, "b"] == 0.25
-
-
-def test_many_small_columns_keep_pyarrows_layout() -> None:
-    """Over OWNED_MIN_BYTES in all, but every column under OWNED_MIN_COLUMN_BYTES: handing
-    them over would cost more than pyarrow's copy, so the frame is pyarrow's."""
-    n = outputs.OWNED_MIN_COLUMN_BYTES // 8 - 1
-    k = outputs.OWNED_MIN_BYTES // (8 * n) + 2
-    t = pa.table({f"c{i}": np.arange(n, dtype=np.float64) + i for i in range(k)})
-    assert t.nbytes > outputs.OWNED_MIN_BYTES
-    df = qdf.decode(qdf.encode(t))
-    pd.testing.assert_frame_equal(df, t.to_pandas(), check_exact=True)
-    assert len(df._mgr.blocks) == len(t.to_pandas()._mgr.blocks) == 1
 
 
 def _frames() -> list[pd.DataFrame]:

@@ -124,10 +124,6 @@ def _plain_to_pandas(table: pa.Table) -> Any:
 #: dtypes, then the frame: 1.5-3 ms). Measured on real tables: 3 ms saved on 13 MB
 #: (nafld2), 2.6 ms on 24 MB (flights), a loss on 8 MB with string columns (military).
 OWNED_MIN_BYTES = 8 << 20
-#: A column is handed over only from this size on: each one handed over costs a view and
-#: a block of its own, which a copy of a smaller column does not repay (64k-row tables
-#: of 15-25 columns converted 25-30% slower when every column was handed over).
-OWNED_MIN_COLUMN_BYTES = 1 << 20
 
 
 def _owned_frame(table: pa.Table, convert: Any, index: Sequence[str] = (), keep: Sequence[str] = ()) -> Any:
@@ -152,7 +148,7 @@ def _owned_frame(table: pa.Table, convert: Any, index: Sequence[str] = (), keep:
     names = table.column_names
     if len(set(names)) != len(names):  # columns are found by name below
         return convert(table)
-    if sum(_handover_bytes(c) for c in table.columns) < OWNED_MIN_BYTES:
+    if sum(len(c) * (c.type.bit_width // 8) for c in table.columns if _can_hand_over(c)) < OWNED_MIN_BYTES:
         return convert(table)  # decided before any view is made: small frames pay nothing
     template = convert(table.slice(0, 0))
     data = [n for n in names if n not in index]  # the fields that become columns, in order
@@ -162,8 +158,7 @@ def _owned_frame(table: pa.Table, convert: Any, index: Sequence[str] = (), keep:
     seen: set[int] = set()
     dtypes = list(template.dtypes)  # one Series, not one per column (that was most of this loop)
     for j, name in enumerate(data):
-        col = table.column(name)
-        view = _writable_view(col) if name not in keep and _handover_bytes(col) else None
+        view = _writable_view(table.column(name)) if name not in keep else None
         if view is not None and view.ctypes.data not in seen and dtypes[j] == view.dtype:
             seen.add(view.ctypes.data)  # never one buffer under two columns
             views[name] = view
@@ -178,15 +173,6 @@ def _owned_frame(table: pa.Table, convert: Any, index: Sequence[str] = (), keep:
     df = pd.DataFrame(dict(enumerate(arrays)), index=others.index, copy=False)
     df.columns = template.columns
     return df
-
-
-def _handover_bytes(col: pa.ChunkedArray) -> int:
-    """The bytes pyarrow would copy for a column that can be handed over and is worth it
-    (at least :data:`OWNED_MIN_COLUMN_BYTES`), else 0."""
-    if not _can_hand_over(col):
-        return 0
-    size = len(col) * (col.type.bit_width // 8)
-    return size if size >= OWNED_MIN_COLUMN_BYTES else 0
 
 
 def _can_hand_over(col: pa.ChunkedArray) -> bool:
