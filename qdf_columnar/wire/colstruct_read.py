@@ -10,6 +10,7 @@ row numbers then select what is materialised of the projected columns.
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass, field
 
@@ -180,7 +181,7 @@ def read_header(r: ByteReader, ctx, *, hybrid: bool = False, light: bool = False
         if typ is None:
             typ = DEFAULT_TYPES[info.kind]
         else:
-            noted_kind = _noted_kind(info.name, typ)
+            noted_kind = _noted_kind(typ)
             if noted_kind != info.kind:
                 raise CorruptDataError(
                     f"schema note says {typ} but the column kind is {ColKind(info.kind).name}",
@@ -191,20 +192,13 @@ def read_header(r: ByteReader, ctx, *, hybrid: bool = False, light: bool = False
     return header
 
 
-def _noted_kind(name: str, typ: pa.DataType) -> int:
+@functools.lru_cache(maxsize=256)  # the few types notes name
+def _noted_kind(typ: pa.DataType) -> int:
     """:func:`kind_for` of a type a schema note gives, or -1 for one no column can have."""
-    kind = _KIND_BY_TYPE.get(typ)
-    if kind is None:
-        try:
-            kind = kind_for(name, typ)
-        except QdfError:
-            return -1
-        if len(_KIND_BY_TYPE) < 256:  # the few types notes name, never without bound
-            _KIND_BY_TYPE[typ] = kind
-    return kind
-
-
-_KIND_BY_TYPE: dict[pa.DataType, int] = {}
+    try:
+        return kind_for("", typ)
+    except QdfError:
+        return -1
 
 
 class Deferred:

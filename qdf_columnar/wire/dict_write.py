@@ -281,11 +281,11 @@ def _level(name: str, values: pa.Array, ctx_factory) -> tuple[int, bytes | None]
     kind = kind_for(name, values.type)
     body = bytearray()
     write_body(body, values, kind, False, ctx_factory())
-    reusable = _stateless(body, kind, False, len(values))
+    done = bytes(body) if _stateless(body, kind, False, len(values)) else None
     level = bytearray()
     write_table_columnar(level, dictionary_level(name, values), ctx_factory(),
-                         bodies={name: bytes(body)} if reusable else None)
-    return len(level) + LEVEL_OVERHEAD + len(name.encode("utf-8")), bytes(body) if reusable else None
+                         bodies=None if done is None else {name: done})
+    return len(level) + LEVEL_OVERHEAD + len(name.encode("utf-8")), done
 
 
 def dictionary_level(name: str, values: pa.Array) -> pa.Table:

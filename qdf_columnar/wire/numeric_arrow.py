@@ -9,6 +9,8 @@ from their storage without copying where Arrow allows a view.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyarrow as pa
 from qdf_kernels import columns as ck
@@ -43,22 +45,13 @@ def to_arrow(
 _UNSIGNED_BY_BITS = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32), 64: np.dtype(np.uint64)}
 
 
+@functools.lru_cache(maxsize=256)  # a few types recur in every column
 def bits_dtype(t: pa.DataType) -> np.dtype | None:
     """The unsigned numpy dtype that holds the values of an integer, float or temporal
     Arrow type bit for bit (one fixed width, not bool or decimal), or None."""
-    try:
-        return _BITS_BY_TYPE[t]
-    except KeyError:
-        pass
-    found = None
     if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t):
-        found = _UNSIGNED_BY_BITS.get(t.bit_width)
-    if len(_BITS_BY_TYPE) < 256:  # a few types recur in every column; never grow without bound
-        _BITS_BY_TYPE[t] = found
-    return found
-
-
-_BITS_BY_TYPE: dict[pa.DataType, np.dtype | None] = {}
+        return _UNSIGNED_BY_BITS.get(t.bit_width)
+    return None
 
 
 def read_only(a: np.ndarray) -> np.ndarray:
