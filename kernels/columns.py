@@ -145,6 +145,44 @@ def spread_offsets_into(dense_offsets, valid, out):
 
 
 @kernel
+def spread_offsets_present_into(dense_offsets, mask, out):
+    """:func:`spread_offsets_into` straight from a v1 presence bitmap ``mask`` (LSB
+    first, 1 = present) for ``len(out) - 1`` rows, with no unpacked mask in between: an
+    all-present mask byte advances eight values, an all-null one repeats one offset.
+    Returns the number of present rows; ERR_CORRUPT if the mask has more set bits than
+    ``dense_offsets`` holds values (the caller checks the count is exact)."""
+    n = np.uint64(out.shape[0] - 1)
+    last = np.uint64(dense_offsets.shape[0] - 1)
+    k = np.uint64(0)
+    out[0] = dense_offsets[0]
+    n_bytes = n >> np.uint64(3)
+    for byte in range(n_bytes):
+        m = mask[byte]
+        base = (byte << np.uint64(3)) + np.uint64(1)
+        if m == np.uint8(0xFF) and k + np.uint64(8) <= last:
+            for t in range(8):
+                out[base + np.uint64(t)] = dense_offsets[k + np.uint64(t + 1)]
+            k += np.uint64(8)
+        elif m == np.uint8(0):
+            for t in range(8):
+                out[base + np.uint64(t)] = dense_offsets[k]
+        else:
+            for t in range(8):
+                if (m >> np.uint8(t)) & np.uint8(1):
+                    if k >= last:
+                        return ERR_CORRUPT
+                    k += np.uint64(1)
+                out[base + np.uint64(t)] = dense_offsets[k]
+    for i in range(n_bytes << np.uint64(3), n):
+        if (mask[i >> np.uint64(3)] >> np.uint8(i & np.uint64(7))) & np.uint8(1):
+            if k >= last:
+                return ERR_CORRUPT
+            k += np.uint64(1)
+        out[i + np.uint64(1)] = dense_offsets[k]
+    return np.int64(k)
+
+
+@kernel
 def dictionary_take_into(codes, table, out):
     """out[i] = table[codes[i]]: a dictionary column's fixed-width values from its codes.
 
@@ -279,6 +317,8 @@ def _warmup() -> None:
     for dt in (np.int32, np.int64):  # offsets straight from an Arrow buffer are read-only
         offsets = np.frombuffer(np.zeros(3, dt).tobytes(), dtype=dt)
         spread_offsets_into(offsets, valid, np.empty(4, dt))
+        for m in (mask, np.frombuffer(mask.tobytes(), dtype=np.uint8)):  # a v1 bitmap: a bytes slice or a copy
+            spread_offsets_present_into(offsets, m, np.empty(4, dt))
     tf = np.array([True, False])
     codes = np.frombuffer(np.array([0, 1], np.int32).tobytes(), dtype=np.int32)  # Arrow buffers: read-only
     for bitmap in (np.frombuffer(mask.tobytes(), dtype=np.uint8), np.empty(0, np.uint8)):

@@ -129,6 +129,33 @@ def test_nulls_spread_over_present_strings_without_copying_their_bytes(typ: pa.D
         scatter(dense, np.ones(9, dtype=bool))
 
 
+@pytest.mark.parametrize("typ", [pa.string(), pa.large_string(), pa.binary()])
+def test_strings_spread_by_the_presence_bitmap_itself(typ: pa.DataType) -> None:
+    """spread_strings (the v1 bitmap, no unpacked mask) equals scatter on runs of
+    all-present and all-null bytes (the kernel's fast paths), mixed bytes and lengths
+    that end mid-byte; too few values is corrupt; the value bytes are shared."""
+    from qdf_columnar.errors import CorruptDataError
+    from qdf_columnar.wire.numeric_arrow import scatter, spread_strings
+
+    rng = np.random.default_rng(11)
+    binary = pa.types.is_binary(typ)
+    for n in (0, 1, 7, 8, 9, 63, 64, 65, 1000, 4099):
+        for p_null in (0.0, 0.03, 0.5, 0.97, 1.0):
+            blocks = rng.random(n // 8 + 1) < 0.5
+            valid = np.where(np.repeat(blocks, 8)[:n], rng.random(n) >= p_null, rng.random(n) < p_null)
+            words = ["x" * int(k) + "é" * int(k % 2) for k in rng.integers(0, 6, int(valid.sum()) + 1)]
+            dense = pa.array([w.encode() if binary else w for w in words], type=typ).slice(1)
+            bitmap = np.packbits(valid, bitorder="little")
+            got = spread_strings(dense, bitmap, n)
+            got.validate(full=True)
+            assert got.equals(scatter(dense, valid)) if len(dense) else got.null_count == n
+            assert got.type == typ and got.null_count == n - len(dense)
+            if len(dense):
+                assert got.buffers()[2].address == dense.buffers()[2].address
+                with pytest.raises(CorruptDataError, match="presence mask and value count"):
+                    spread_strings(dense.slice(1), bitmap, n)
+
+
 def test_const_block_from_another_writer() -> None:
     # F9 is written by the reference's non-Dense (codegen) path; we must read it.
     from qdf_columnar.format.varint import encode_uvarint

@@ -33,7 +33,7 @@ from ..errors import CorruptDataError, DecodeError, QdfError
 from ..format.reader import ByteReader
 from ..format.tags import NULLABLE, STR_BLOCK_TAGS, ColKind, QPackTag
 from .bits import unpack_mask
-from .numeric_arrow import present_positions, present_to_arrow, scatter, to_arrow
+from .numeric_arrow import OFFSET_TYPES, present_positions, present_to_arrow, scatter, spread_strings, to_arrow
 from .residual import is_residual_type, read_residual_rows
 from .residual import to_arrow as residual_to_arrow
 from .schema_note import is_note, parse_note
@@ -454,11 +454,14 @@ class ColumnDecoder:
             return arr.dictionary_encode().cast(typ) if dict_out else arr
         # Nullable: map output rows to present-value positions.
         if rows is None:
-            sel_valid, present_idx = valid, None  # every present value, in order
+            dense_arr = slices_to_arrow(sl, value_type, None)  # every present value, in order
+            if dense_arr.type in OFFSET_TYPES and not dense_arr.null_count:
+                arr = spread_strings(dense_arr, bitmap, len(valid))
+            else:
+                arr = scatter(dense_arr, valid)
         else:
             sel_valid, present_idx = present_positions(valid, bitmap, rows)
-        dense_arr = slices_to_arrow(sl, value_type, present_idx)
-        arr = scatter(dense_arr, sel_valid)
+            arr = scatter(slices_to_arrow(sl, value_type, present_idx), sel_valid)
         return arr.dictionary_encode().cast(typ) if dict_out else arr
 
 

@@ -22,7 +22,7 @@ from ..format.reader import ByteReader
 from ..format.tags import ColKind, ContainerTag
 from .colstruct_read import ColStructHeader, Deferred, read_header, scan_level
 from .numeric_arrow import OFFSET_TYPES as _OFFSET_TYPES
-from .numeric_arrow import bits_dtype, scatter, spread_present, validity_buffer
+from .numeric_arrow import bits_dtype, scatter, spread_present, spread_strings, validity_buffer
 from .strcol_arrow import expand_entries
 
 
@@ -156,7 +156,24 @@ class DictionaryColumn:
         """String / binary values of ``rows``: the present rows' entries gathered by the
         dictionary kernel (which range-checks each code), then spread over the nulls
         without copying the bytes again."""
-        values, codes = self.values, self.codes(rows)
+        values = self.values
+        bufs = values.buffers()
+        off = np.frombuffer(bufs[1], dtype=_OFFSET_TYPES[values.type])[values.offset: values.offset + len(values) + 1]
+        src = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
+        binary = values.type in (pa.binary(), pa.large_binary())
+        source = getattr(self.codes, "payload", None)
+        if rows is None and source is not None:  # from the present codes: none spread over the nulls
+            payload, n, bitmap, n_present = source
+            present = np.ascontiguousarray(payload.values()).astype(np.uint64, copy=False)
+            if len(present) != n_present:
+                raise CorruptDataError(f"dictionary codes: {len(present)} codes for {n_present} present rows",
+                                       column=self.name)
+            try:
+                dense = expand_entries(src, off[:-1], np.diff(off), values.type, binary, codes=present, validate=False)
+            except CorruptDataError:
+                raise self._outside(int(present.max())) from None
+            return dense if bitmap is None else spread_strings(dense, bitmap, n)
+        codes = self.codes(rows)
         n, at = len(codes), codes.offset
         idx = np.frombuffer(codes.buffers()[1], dtype=np.uint64, count=at + n)[at:]
         valid = None
@@ -164,10 +181,6 @@ class DictionaryColumn:
             mask = np.frombuffer(codes.buffers()[0], dtype=np.uint8)
             valid = np.unpackbits(mask, count=at + n, bitorder="little")[at:].view(bool)
             idx = idx[valid]
-        bufs = values.buffers()
-        off = np.frombuffer(bufs[1], dtype=_OFFSET_TYPES[values.type])[values.offset: values.offset + len(values) + 1]
-        src = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
-        binary = values.type in (pa.binary(), pa.large_binary())
         try:
             dense = expand_entries(src, off[:-1], np.diff(off), values.type, binary, codes=idx, validate=False)
         except CorruptDataError:

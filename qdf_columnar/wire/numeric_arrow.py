@@ -194,3 +194,23 @@ def scatter(dense_arr: pa.Array, valid: np.ndarray) -> pa.Array:
     idx = np.cumsum(valid) - 1
     idx = np.where(valid, idx, 0)
     return dense_arr.take(pa.array(idx, mask=~valid))
+
+
+def spread_strings(dense_arr: pa.Array, bitmap: np.ndarray, n: int) -> pa.Array:
+    """:func:`scatter` of a string / binary column's present values ``dense_arr`` (no
+    nulls) over ``n`` rows by the v1 presence ``bitmap`` itself: the offsets are spread
+    in one pass over the bitmap's bytes (no unpacked mask), and the validity buffer is
+    the bitmap."""
+    if len(dense_arr) == 0:
+        if np.count_nonzero(bitmap):
+            raise CorruptDataError("presence mask and value count disagree")
+        return pa.nulls(n, type=dense_arr.type)
+    off_dtype = OFFSET_TYPES[dense_arr.type]
+    bufs = dense_arr.buffers()
+    start = dense_arr.offset
+    dense_off = np.frombuffer(bufs[1], dtype=off_dtype)[start: start + len(dense_arr) + 1]
+    offsets = alloc.empty(n + 1, off_dtype)
+    if ck.spread_offsets_present_into(dense_off, np.ascontiguousarray(bitmap), offsets) != len(dense_arr):
+        raise CorruptDataError("presence mask and value count disagree")
+    return pa.Array.from_buffers(dense_arr.type, n, [validity_buffer(bitmap), pa.py_buffer(offsets), bufs[2]],
+                                 null_count=n - len(dense_arr))
