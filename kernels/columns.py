@@ -252,26 +252,34 @@ _POPCOUNT8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
 
 @kernel
-def rank_present(mask, rows, out):
-    """out[k] = how many bits of ``mask`` (LSB-first) are set before bit ``rows[k]``.
+def present_ranks(mask, rows, sel_valid, ranks):
+    """Which of ``rows`` are present, and where each present one sits among the present values.
 
-    For a selective read of a nullable column: the position of row ``rows[k]`` among the
-    column's present values, when that row is present. ``rows`` must be ascending and
-    below 8 * len(mask) (the caller's RowSelection); whole bytes are counted by table,
-    so the cost is one pass over the bitmap's bytes plus one step per selected row.
+    For a selective read of a nullable column: sel_valid[k] = bit ``rows[k]`` of the v1
+    presence ``mask`` (LSB-first), and the j-th present row's ranks[j] = how many bits
+    are set before it (its position among the column's present values). Returns the
+    number of present rows (the prefix of ``ranks`` written). ``rows`` must be
+    ascending and below 8 * len(mask) (the caller's RowSelection); whole bytes are
+    counted by table, so the cost is one pass over the bitmap's bytes plus one step per
+    selected row.
     """
-    m = np.uint64(out.shape[0])
     count = np.uint64(0)
     byte = np.uint64(0)
-    for k in range(m):
+    j = 0
+    for k in range(rows.shape[0]):
         r = np.uint64(rows[k])
         b = r >> np.uint64(3)
         while byte < b:
             count += np.uint64(_POPCOUNT8[mask[byte]])
             byte += np.uint64(1)
-        low = mask[b] & np.uint8((1 << (r & np.uint64(7))) - 1)
-        out[k] = np.int64(count + np.uint64(_POPCOUNT8[low]))
-    return np.int64(m)
+        shift = r & np.uint64(7)
+        present = (mask[b] >> np.uint8(shift)) & np.uint8(1)
+        sel_valid[k] = present != 0
+        if present:
+            low = mask[b] & np.uint8((1 << shift) - 1)
+            ranks[j] = np.int64(count + np.uint64(_POPCOUNT8[low]))
+            j += 1
+    return np.int64(j)
 
 
 @kernel
@@ -306,7 +314,8 @@ def _warmup() -> None:
     mask = np.array([5], dtype=np.uint8)
     for dt in (np.int64, np.uint64, np.float64, np.float32, np.uint32, np.uint16, np.uint8):
         scatter_present_into(np.ones(2, dtype=dt), mask, np.empty(3, dtype=dt))
-    rank_present(mask, np.array([0, 2], dtype=np.int64), np.empty(2, np.int64))
+    for m in (mask, np.frombuffer(mask.tobytes(), dtype=np.uint8)):  # a v1 bitmap: a bytes slice or a copy
+        present_ranks(m, np.array([0, 1], dtype=np.int64), np.empty(2, np.bool_), np.empty(2, np.int64))
     for dt in (np.uint8, np.uint16, np.uint32, np.uint64):  # read-only: the glue passes them so
         gather_present_into(np.frombuffer(np.zeros(3, dt).tobytes(), dtype=dt), np.frombuffer(mask.tobytes(), np.uint8),
                             np.int64(0), np.empty(4, dt))

@@ -2,7 +2,7 @@
 PackFor / PackRaw / PackPFor bodies and long PackRLE runs answer a row selection
 without unpacking the other rows.
 
-The selective path (``IntPayload.take``, the ``take_for`` and ``rank_present`` kernels)
+The selective path (``IntPayload.take``, the ``take_for`` and ``present_ranks`` kernels)
 must give exactly what full decoding then indexing gives, for every width, signedness,
 null pattern and codec, and a damaged payload must still fail at scan time with the
 same error as before.
@@ -106,19 +106,19 @@ def test_take_for_rejects_a_width_over_56() -> None:
     assert bitpack.take_for(np.zeros(16, np.uint8), 57, np.uint64(0), np.zeros(1, np.int64), out) < 0
 
 
-def test_rank_present_is_the_prefix_count() -> None:
+def test_present_ranks_are_the_presence_and_the_prefix_count() -> None:
     rng = np.random.default_rng(3)
     for n in (1, 7, 8, 9, 100, 5000):
         valid = rng.random(n) < rng.random()
         bitmap = np.packbits(valid, bitorder="little")
-        rows = np.flatnonzero(valid).astype(np.int64)
-        out = np.empty(len(rows), dtype=np.int64)
-        assert ck.rank_present(bitmap, rows, out) == len(rows)
-        np.testing.assert_array_equal(out, np.arange(len(rows)))
-        some = np.unique(rng.integers(0, n, max(1, n // 3))).astype(np.int64)
-        out = np.empty(len(some), dtype=np.int64)
-        ck.rank_present(bitmap, some, out)
-        np.testing.assert_array_equal(out, np.concatenate([[0], np.cumsum(valid)])[some])
+        prefix = np.concatenate([[0], np.cumsum(valid)])
+        for rows in (np.flatnonzero(valid), np.unique(rng.integers(0, n, max(1, n // 3))), np.arange(n)):
+            rows = rows.astype(np.int64)
+            sel, ranks = np.empty(len(rows), dtype=bool), np.full(len(rows), -1, dtype=np.int64)
+            k = ck.present_ranks(bitmap, rows, sel, ranks)
+            np.testing.assert_array_equal(sel, valid[rows])
+            assert k == int(valid[rows].sum())
+            np.testing.assert_array_equal(ranks[:k], prefix[rows[valid[rows]]])
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.int64, np.float64])

@@ -424,6 +424,27 @@ def test_float_semantics_nan_and_signed_zero() -> None:
     assert evaluate(col("g") == float(np.float32(0.1)), g, 2).tolist() == [True, False]
 
 
+@pytest.mark.parametrize("typ", [pa.int8(), pa.uint16(), pa.int32(), pa.uint64(), pa.float32(), pa.float64()])
+def test_numeric_leaves_compare_the_buffer_values_of_present_rows_only(typ) -> None:
+    """Numeric leaves compare the values buffer in place: a sliced array (offset not on a
+    byte of the bitmap) and null rows whose slots hold values that would match."""
+    np_type = np.dtype(typ.to_pandas_dtype())
+    values = np.array([5, 1, 7, 7, 3, 9, 7, 2, 8, 7, 0, 4], dtype=np_type)  # slots of null rows: 7
+    valid = np.array([1, 1, 0, 1, 1, 1, 0, 1, 1, 0, 1, 1], dtype=bool)
+    arr = pa.Array.from_buffers(typ, len(values), [pa.py_buffer(np.packbits(valid, bitorder="little")),
+                                                   pa.py_buffer(values)], null_count=int((~valid).sum()))
+    for start in (0, 3, 5):
+        part = arr.slice(start)
+        vals, ok = values[start:], valid[start:]
+        n = len(part)
+        for op, fn in _PY_OPS.items():
+            got = evaluate(col("x")._cmp(op, 7), {"x": part}, n)
+            want = np.array([bool(ok[i] and fn(vals[i].item(), 7)) for i in range(n)])
+            np.testing.assert_array_equal(got, want, err_msg=f"{typ} {op} from row {start}")
+            negated = evaluate(~col("x")._cmp(op, 7), {"x": part}, n)  # NULL stays UNKNOWN under NOT
+            np.testing.assert_array_equal(negated, ok & ~want, err_msg=f"not {typ} {op} from row {start}")
+
+
 def test_bool_binary_and_string_columns() -> None:
     b = {"b": pa.array([True, False, None])}
     assert evaluate(col("b") == True, b, 3).tolist() == [True, False, False]  # noqa: E712

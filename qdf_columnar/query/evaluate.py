@@ -49,6 +49,12 @@ _ACCEPTS: dict[str, tuple[tuple[type, ...], str]] = {
 _PC_OPS: dict[str, Callable[..., Any]] = {
     "==": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal,
 }  # fmt: skip
+#: The same comparisons on a numeric column's values as numpy sees them (a view of the
+#: Arrow buffer): a boolean numpy mask straight away, where ``pc.*`` builds a bit-packed
+#: Arrow array that then costs a conversion back (102 vs 11 us on 64k int64 values).
+_NP_OPS: dict[str, Callable[..., Any]] = {
+    "==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+}  # fmt: skip
 _UNITS_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9, "ps": 10**12, "fs": 10**15, "as": 10**18}
 
 
@@ -152,7 +158,28 @@ def _int_pred(arr: pa.Array, op: str, q: int | Fraction | float, lo: int, hi: in
     k = int(q)
     if k < lo or k > hi:
         return _const(op, below=k < lo)
-    return _PC_OPS[op](arr, pa.scalar(k, arr.type))
+    return _compare(arr, op, k)
+
+
+def _values_view(arr: pa.Array) -> np.ndarray | None:
+    """The values of an integer or float32 / float64 array as a read-only numpy view of its
+    buffer (null rows' slots hold anything), or None for another type."""
+    t = arr.type
+    if not (pa.types.is_integer(t) or pa.types.is_float32(t) or pa.types.is_float64(t)) or not len(arr):
+        return None
+    buf = arr.buffers()[1]
+    if buf is None:
+        return None
+    return np.frombuffer(buf, dtype=np.dtype(t.to_pandas_dtype()), count=arr.offset + len(arr))[arr.offset:]
+
+
+def _compare(arr: pa.Array, op: str, value: int | float) -> pa.Array | np.ndarray:
+    """``arr <op> value`` for a literal the column's type holds exactly: a numpy mask on a
+    numeric column (null rows: anything, the caller masks them), else an Arrow array."""
+    view = _values_view(arr)
+    if view is None:
+        return _PC_OPS[op](arr, pa.scalar(value, arr.type))
+    return _NP_OPS[op](view, view.dtype.type(value))  # the literal in the column's own dtype: exact
 
 
 def _float_literal(op: str, value: Any) -> tuple[str, float] | bool:
@@ -229,7 +256,7 @@ def _predicate(node: Cmp | IsIn, arr: pa.Array, kind: str) -> pa.Array | bool:
             arr = arr.cast(pa.float64())  # exact; comparing in float32 would round the literal
         if isinstance(node, Cmp):
             lit = _float_literal(node.op, node.value)
-            return lit if isinstance(lit, bool) else _PC_OPS[lit[0]](arr, pa.scalar(lit[1], pa.float64()))
+            return lit if isinstance(lit, bool) else _compare(arr, lit[0], lit[1])
         vals = [v for v in (_float_literal("==", v) for v in node.values) if not isinstance(v, bool)]
         # IEEE: NaN matches nothing and -0.0 == 0.0, but Arrow's hash-based is_in does the opposite.
         keep = [f + 0.0 for _, f in vals if not math.isnan(f)]
@@ -253,7 +280,14 @@ def _decimal_ints(arr: pa.Array) -> pa.Array:
 
 
 def _valid(arr: pa.Array) -> np.ndarray | None:
-    return None if arr.null_count == 0 else arr.is_valid().to_numpy(zero_copy_only=False)
+    """The rows that are not null (None: all of them), unpacked from the validity bitmap."""
+    if arr.null_count == 0:
+        return None
+    bitmap = arr.buffers()[0]
+    if bitmap is None or pa.types.is_null(arr.type):  # (a null-type array has no bitmap)
+        return arr.is_valid().to_numpy(zero_copy_only=False)
+    bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), count=arr.offset + len(arr), bitorder="little")
+    return bits[arr.offset:].view(bool)
 
 
 def _null_row(node: Cmp | IsIn | IsNull) -> tuple[bool, bool]:
@@ -271,6 +305,8 @@ def _plain_leaf(node: Cmp | IsIn | IsNull, arr: pa.Array, kind: str) -> Masks:
     res = _predicate(node, arr, kind)
     if isinstance(res, bool):
         t = np.full(len(arr), res, dtype=bool)
+    elif isinstance(res, np.ndarray):
+        t = res
     else:
         t = res.fill_null(False).to_numpy(zero_copy_only=False)
     if valid is None:

@@ -460,7 +460,7 @@ class ColumnDecoder:
             else:
                 arr = scatter(dense_arr, valid)
         else:
-            sel_valid, present_idx = present_positions(valid, bitmap, rows)
+            sel_valid, present_idx = present_positions(bitmap, rows)
             arr = scatter(slices_to_arrow(sl, value_type, present_idx), sel_valid)
         return arr.dictionary_encode().cast(typ) if dict_out else arr
 
@@ -472,7 +472,7 @@ def _payload_array(info: ColumnInfo, payload: IntPayload, dtype: type, valid: np
         return to_arrow(payload.values().astype(dtype, copy=False), valid, None, info.arrow_type, bitmap)
     if valid is None:
         return to_arrow(payload.take(rows).astype(dtype, copy=False), None, None, info.arrow_type)
-    sel_valid, present = present_positions(valid, bitmap, rows)
+    sel_valid, present = present_positions(bitmap, rows)
     return present_to_arrow(payload.take(present).astype(dtype, copy=False), sel_valid, info.arrow_type)
 
 

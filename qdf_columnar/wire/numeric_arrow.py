@@ -29,7 +29,7 @@ def to_arrow(
 ) -> pa.Array:
     validity = None
     if valid is not None and rows is not None:  # only the selected rows' values move
-        sel_valid, present = present_positions(valid, bitmap, rows)
+        sel_valid, present = present_positions(bitmap, rows)
         if len(present) and present[-1] >= len(vals):
             raise CorruptDataError("presence mask and value count disagree")
         return present_to_arrow(vals[present], sel_valid, typ)
@@ -86,15 +86,14 @@ def validity_buffer(bitmap: np.ndarray) -> pa.Buffer:
     return pa.py_buffer(np.array(bitmap, dtype=np.uint8))
 
 
-def present_positions(valid: np.ndarray, bitmap: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For ascending ``rows`` of a nullable column (``valid`` and its raw presence
-    ``bitmap``): which of them are present, and the positions of those among the
-    column's present values."""
-    sel_valid = valid[rows]
-    present_rows = np.ascontiguousarray(rows[sel_valid], dtype=np.int64)
-    ranks = np.empty(len(present_rows), dtype=np.int64)
-    ck.rank_present(np.ascontiguousarray(bitmap), present_rows, ranks)
-    return sel_valid, ranks
+def present_positions(bitmap: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For ascending ``rows`` of a nullable column with the v1 presence ``bitmap``: which
+    of them are present, and the positions of those among the column's present values
+    (one pass over the bitmap, which says both)."""
+    sel_valid = np.empty(len(rows), dtype=bool)
+    ranks = np.empty(len(rows), dtype=np.int64)
+    k = ck.present_ranks(np.ascontiguousarray(bitmap), np.ascontiguousarray(rows, dtype=np.int64), sel_valid, ranks)
+    return sel_valid, ranks[:k]
 
 
 def present_to_arrow(present: np.ndarray, sel_valid: np.ndarray, typ: pa.DataType) -> pa.Array:
