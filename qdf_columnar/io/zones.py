@@ -20,8 +20,8 @@ from collections.abc import Mapping
 import numpy as np
 import pyarrow as pa
 
+from ..columns.buffers import data_values
 from ..columns.chunked import one_array
-from ..wire.numeric_arrow import data_values
 from .layout import ColumnStats
 
 __all__ = ["zone_stats"]

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from qdf_kernels import columns as ck
 
+from qdf_columnar.columns.buffers import data_values, validity_mask
 from qdf_columnar.columns.decimals import scaled_int64, scaled_literal
 from qdf_columnar.errors import QueryError, UnsupportedTypeError
 from qdf_columnar.query.dnf import FilterLike, as_expr
@@ -162,15 +163,12 @@ def _int_pred(arr: pa.Array, op: str, q: int | Fraction | float, lo: int, hi: in
 
 
 def _values_view(arr: pa.Array) -> np.ndarray | None:
-    """The values of an integer or float32 / float64 array as a read-only numpy view of its
-    buffer (null rows' slots hold anything), or None for another type."""
+    """The values of an integer or float32 / float64 array as a numpy view of its buffer
+    (null rows' slots hold anything), or None for another type."""
     t = arr.type
     if not (pa.types.is_integer(t) or pa.types.is_float32(t) or pa.types.is_float64(t)) or not len(arr):
         return None
-    buf = arr.buffers()[1]
-    if buf is None:
-        return None
-    return np.frombuffer(buf, dtype=np.dtype(t.to_pandas_dtype()), count=arr.offset + len(arr))[arr.offset:]
+    return None if arr.buffers()[1] is None else data_values(arr)
 
 
 def _compare(arr: pa.Array, op: str, value: int | float) -> pa.Array | np.ndarray:
@@ -279,17 +277,6 @@ def _decimal_ints(arr: pa.Array) -> pa.Array:
     return pa.array(ints, pa.int64(), mask=None if arr.null_count == 0 else np.asarray(arr.is_null()))
 
 
-def _valid(arr: pa.Array) -> np.ndarray | None:
-    """The rows that are not null (None: all of them), unpacked from the validity bitmap."""
-    if arr.null_count == 0:
-        return None
-    bitmap = arr.buffers()[0]
-    if bitmap is None or pa.types.is_null(arr.type):  # (a null-type array has no bitmap)
-        return arr.is_valid().to_numpy(zero_copy_only=False)
-    bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), count=arr.offset + len(arr), bitorder="little")
-    return bits[arr.offset:].view(bool)
-
-
 def _null_row(node: Cmp | IsIn | IsNull) -> tuple[bool, bool]:
     """(T, F) of a NULL row: UNKNOWN for comparisons, known for IS [NOT] NULL."""
     if isinstance(node, IsNull):
@@ -298,7 +285,7 @@ def _null_row(node: Cmp | IsIn | IsNull) -> tuple[bool, bool]:
 
 
 def _plain_leaf(node: Cmp | IsIn | IsNull, arr: pa.Array, kind: str) -> Masks:
-    valid = _valid(arr)
+    valid = validity_mask(arr)
     if isinstance(node, IsNull):
         present = np.ones(len(arr), dtype=bool) if valid is None else valid
         return (present, None) if node.negated else (~present, None)

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 from qdf_kernels import columns as ck
 
 from ..columns import alloc
+from ..columns.buffers import validity_mask
 from ..errors import CorruptDataError, QdfError
 from ..format.reader import ByteReader
 from ..format.tags import ColKind, ContainerTag
@@ -176,10 +177,8 @@ class DictionaryColumn:
         codes = self.codes(rows)
         n, at = len(codes), codes.offset
         idx = np.frombuffer(codes.buffers()[1], dtype=np.uint64, count=at + n)[at:]
-        valid = None
-        if codes.null_count:
-            mask = np.frombuffer(codes.buffers()[0], dtype=np.uint8)
-            valid = np.unpackbits(mask, count=at + n, bitorder="little")[at:].view(bool)
+        valid = validity_mask(codes)
+        if valid is not None:
             idx = idx[valid]
         try:
             dense = expand_entries(src, off[:-1], np.diff(off), values.type, binary, codes=idx, validate=False)

@@ -30,12 +30,13 @@ import pyarrow.compute as pc
 from qdf_kernels import span_dict
 
 from ..codecs.sample import run_sample
+from ..columns.buffers import data_values
 from ..columns.chunked import one_array
 from ..columns.kinds import kind_for
 from ..errors import QdfError
 from ..format.tags import ColKind, StrColTag
 from .colstruct_write import write_body, write_table_columnar
-from .numeric_arrow import data_values, read_only
+from .numeric_arrow import read_only
 from .schema_note import build_note
 from .values_write import _write_seq_header as write_seq_header
 

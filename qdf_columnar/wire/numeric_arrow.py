@@ -63,13 +63,6 @@ def read_only(a: np.ndarray) -> np.ndarray:
     return view
 
 
-def data_values(arr: pa.Array) -> np.ndarray:
-    """The values of a fixed-width integer or float array as numpy, straight from its data
-    buffer (no copy; the slots of null rows hold anything, the validity says which)."""
-    dtype = np.dtype(arr.type.to_pandas_dtype())
-    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
-
-
 def spread_present(vals: np.ndarray, bitmap: np.ndarray, n: int) -> tuple[np.ndarray, pa.Buffer]:
     """The present values ``vals`` spread over ``n`` rows by the v1 presence ``bitmap``
     (zeros at nulls), and the validity buffer (:func:`validity_buffer`)."""
