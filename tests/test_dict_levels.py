@@ -431,3 +431,54 @@ def test_presence_table_leaves_other_keys_to_the_hash(values, typ) -> None:
     from qdf_columnar.wire.dict_write import NOT_SMALL, _small_span_dictionary
 
     assert _small_span_dictionary(pa.array(values, type=typ)) is NOT_SMALL
+
+
+def _wide_strings(nulls: bool) -> pa.Table:
+    rng = np.random.default_rng(11)
+    n = 30000
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    names = sorted({"".join(rng.choice(letters, 8 + i % 9)) for i in range(400)})  # a large string table
+    idx = rng.integers(0, len(names), n)
+    mask = (rng.random(n) < 0.2) if nulls else None
+    return pa.table({"name": pa.array(np.asarray(names)[idx], pa.string(), mask=mask),
+                     "k": np.arange(n) % 97})
+
+
+@pytest.mark.parametrize("nulls", [False, True])
+def test_a_selective_read_decodes_only_the_entries_its_rows_refer_to(monkeypatch, nulls: bool) -> None:
+    from qdf_columnar.wire.dict_read import LevelValues
+
+    t = _wide_strings(nulls)
+    buf = qdf.encode(t, mode="balanced")
+    assert _note(buf)["dict"] == ["name"]
+    asked: list[int] = []
+    real = LevelValues.entries
+
+    def spy(self, idx):  # noqa: ANN001, ANN202
+        asked.append(len(idx))
+        assert np.all(np.diff(idx) > 0) and (not len(idx) or int(idx[-1]) < self.size)
+        return real(self, idx)
+
+    monkeypatch.setattr(LevelValues, "entries", spy)
+    for expr in [qdf.col("k") == 5, qdf.col("k") < 40, qdf.col("k") > 1000]:
+        want = t.filter(pa.array(_eval_k(expr, t)))
+        got = qdf.decode(buf, filter=expr, output="arrow")
+        assert_tables_bit_equal(got, want)
+        f = qdf.read_qdf(qdf.write_qdf(t, None, mode="balanced"), filter=expr, output="arrow")
+        assert f.column("name").to_pylist() == want.column("name").to_pylist()
+    assert asked and max(asked) < len(set(t.column("name").to_pylist()) - {None})  # never the whole table
+    # Full decodes, the filter's own column and categories= take the whole table as before.
+    asked.clear()
+    assert_tables_bit_equal(qdf.decode(buf, output="arrow"), t)
+    kept = qdf.decode(buf, filter=qdf.col("name") >= "t", output="arrow")
+    assert kept.column("name").to_pylist() == [s for s in t.column("name").to_pylist() if s and s >= "t"]
+    cats = qdf.decode(buf, filter=qdf.col("k") == 3, categories=["name"], output="arrow")
+    assert cats.column("name").to_pylist() == [s for s, k in zip(t.column("name").to_pylist(),
+                                                                   t.column("k").to_pylist()) if k == 3]
+    assert asked == []
+
+
+def _eval_k(expr, t: pa.Table) -> np.ndarray:  # noqa: ANN001
+    from qdf_columnar.query.evaluate import evaluate
+
+    return evaluate(expr, {"k": t.column("k")}, t.num_rows)

@@ -26,6 +26,7 @@ from qdf_kernels import columns as ck
 
 from qdf_columnar.columns.buffers import data_values, validity_mask
 from qdf_columnar.columns.decimals import scaled_int64, scaled_literal
+from qdf_columnar.columns.runs import RunColumn
 from qdf_columnar.errors import QueryError, UnsupportedTypeError
 from qdf_columnar.query.dnf import FilterLike, as_expr
 from qdf_columnar.query.expr import And, Cmp, Expr, IsIn, IsNull, Not, Or
@@ -302,7 +303,10 @@ def _plain_leaf(node: Cmp | IsIn | IsNull, arr: pa.Array, kind: str) -> Masks:
     return t & valid, ~t & valid
 
 
-def _leaf(node: Cmp | IsIn | IsNull, arr: pa.Array | pa.ChunkedArray, kind: str) -> Masks:
+def _leaf(node: Cmp | IsIn | IsNull, arr: pa.Array | pa.ChunkedArray | RunColumn, kind: str) -> Masks:
+    if isinstance(arr, RunColumn):  # once per run, then over the rows of each run
+        t, f = _leaf(node, arr.values, kind)
+        return arr.spread(t), None if f is None else arr.spread(f)
     if isinstance(arr, pa.ChunkedArray):
         if arr.num_chunks == 1:
             return _leaf(node, arr.chunk(0), kind)
@@ -369,7 +373,8 @@ def _eval(expr: Expr, columns: Mapping[str, Any], kinds: Mapping[str, str]) -> M
         raise QueryError(f"cannot evaluate {expr!r}: {type(err).__name__}: {err}", column=name) from err
 
 
-def evaluate(expr: FilterLike, columns: Mapping[str, pa.Array | pa.ChunkedArray], n_rows: int) -> np.ndarray:
+def evaluate(expr: FilterLike, columns: Mapping[str, pa.Array | pa.ChunkedArray | RunColumn],
+             n_rows: int) -> np.ndarray:
     """Rows that satisfy ``expr`` under SQL three-valued logic (only TRUE rows survive).
 
     Parameters
@@ -377,8 +382,9 @@ def evaluate(expr: FilterLike, columns: Mapping[str, pa.Array | pa.ChunkedArray]
     expr
         An ``Expr``, a DNF list (see :func:`as_expr`) or ``None`` (every row survives).
     columns
-        Column name -> ``pa.Array`` / ``pa.DictionaryArray`` / ``pa.ChunkedArray`` of
-        ``n_rows`` values; only the columns ``expr`` reads are looked at.
+        Column name -> ``pa.Array`` / ``pa.DictionaryArray`` / ``pa.ChunkedArray`` /
+        :class:`~qdf_columnar.columns.runs.RunColumn` of ``n_rows`` values; only the
+        columns ``expr`` reads are looked at.
     n_rows
         Number of rows.
 

@@ -29,6 +29,7 @@ from ..codecs.qpack import (
 from ..codecs.zone import dtype_of, read_zone_header, skip_to_end, zones_for_range
 from ..columns import alloc
 from ..columns.kinds import DEFAULT_TYPES, LOGICAL, kind_for
+from ..columns.runs import RunColumn
 from ..errors import CorruptDataError, DecodeError, QdfError
 from ..format.reader import ByteReader
 from ..format.tags import NULLABLE, STR_BLOCK_TAGS, ColKind, QPackTag
@@ -37,7 +38,7 @@ from .numeric_arrow import OFFSET_TYPES, present_positions, present_to_arrow, sc
 from .residual import is_residual_type, read_residual_rows
 from .residual import to_arrow as residual_to_arrow
 from .schema_note import is_note, parse_note
-from .strcol_arrow import slices_to_arrow, slices_to_dictionary
+from .strcol_arrow import slices_to_arrow, slices_to_dictionary, slices_to_runs
 from .strcol_scan import StringSlices, read_str_bytes, scan_string_column
 
 _BASE_KINDS = {int(k) for k in ColKind if k != ColKind.RESIDUAL}
@@ -209,12 +210,14 @@ class Deferred:
     table), so a comparison runs once per distinct value instead of once per row.
     """
 
-    __slots__ = ("name", "_make", "_make_filter", "zones", "payload")
+    __slots__ = ("name", "_make", "_make_filter", "_make_runs", "zones", "payload")
 
-    def __init__(self, name: str, make, make_filter=None, zones=None, payload=None) -> None:
+    def __init__(self, name: str, make, make_filter=None, zones=None, payload=None, make_runs=None) -> None:
         self.name = name
         self._make = make
         self._make_filter = make_filter
+        #: () -> RunColumn or None: the column as runs, while its payload keeps them
+        self._make_runs = make_runs
         self.zones = zones  # a ZonedColumn when the body is an F1 zone chunk
         #: (IntPayload, row count, presence bitmap or None, present count) of an integer
         #: column: dictionary codes expand straight from it
@@ -230,20 +233,42 @@ class Deferred:
         """Drop what the scan kept for this column (its payload and the closures over its
         bytes), once the column is built for the last time: the next column is then built
         without this one's scanned buffers (dictionary codes, present values) still held."""
-        self._make = self._make_filter = self.zones = self.payload = None
+        self._make = self._make_filter = self._make_runs = self.zones = self.payload = None
+
+    def runs(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """An integer column without nulls whose payload is kept as runs: (value of each
+        run, the row each run ends before); else None (see :meth:`IntPayload.runs`)."""
+        src = self.payload
+        if src is None or src[2] is not None:
+            return None
+        return src[0].runs()
 
     def for_filter_rows(self, rows: np.ndarray) -> pa.Array:
         """The filter input restricted to ``rows``: only those rows are materialised (zone
         chunks decode only their zones) unless the filter form differs from the values."""
         if self.zones is not None or self._make_filter is None:
             return self(rows)
-        return self.for_filter().take(pa.array(rows))
+        form = self.for_filter()
+        return form.take(rows) if isinstance(form, RunColumn) else form.take(pa.array(rows))
 
     def for_filter_all(self, rows: np.ndarray | None = None) -> pa.Array:
-        """:meth:`for_filter` in the maker signature (all rows)."""
-        return self.for_filter() if rows is None else self.for_filter_rows(rows)
+        """:meth:`for_filter` in the maker signature, as an Arrow array of every row (or of ``rows``)."""
+        return self._filter_array() if rows is None else self.for_filter_rows(rows)
 
-    def for_filter(self) -> pa.Array:
+    def for_filter(self) -> pa.Array | RunColumn:
+        """The cheapest form a predicate evaluates on: a :class:`RunColumn` for run-length
+        coded integers or dictionary codes (one entry per run), a DictionaryArray for other
+        dictionary-coded strings, else the values."""
+        if self._make_runs is not None:
+            try:
+                runs = self._make_runs()
+            except QdfError as exc:
+                raise exc.with_location(column=self.name) from None
+            if runs is not None:
+                return runs
+        return self._filter_array()
+
+    def _filter_array(self) -> pa.Array:
         if self._make_filter is None:
             return self(None)
         try:
@@ -384,14 +409,20 @@ class ColumnDecoder:
                 vt = info.arrow_type.value_type if pa.types.is_dictionary(info.arrow_type) else info.arrow_type
                 if not pa.types.is_null(vt):
                     make_filter = lambda: slices_to_dictionary(sl, vt)  # noqa: E731
+                    make_runs = lambda: slices_to_runs(sl, vt)  # noqa: E731
+                    return Deferred(info.name, lambda rows: self._strings(info, sl, valid, bitmap, rows), make_filter,
+                                    make_runs=make_runs)
             return Deferred(info.name, lambda rows: self._strings(info, sl, valid, bitmap, rows), make_filter)
         if kind in (ColKind.INT, ColKind.UINT):
             # Checked now, unpacked when materialised: on the decode threads, and for a
             # selective filter only at the surviving rows where the codec allows.
             payload = scan_int(self.r, n_present, self.copy)
             dtype = np.int64 if kind == ColKind.INT else np.uint64
+            make_runs = None
+            if valid is None and payload.has_runs:
+                make_runs = lambda: _run_column(info, payload, dtype)  # noqa: E731
             return Deferred(info.name, lambda rows: _payload_array(info, payload, dtype, valid, bitmap, rows),
-                            payload=(payload, n, bitmap, n_present))
+                            payload=(payload, n, bitmap, n_present), make_runs=make_runs)
         if kind == ColKind.FLOAT64:
             # Checked now; ALP reconstructs when materialised, for a filter only its rows.
             payload = scan_float(self.r, n_present, self.copy)
@@ -474,6 +505,15 @@ def _payload_array(info: ColumnInfo, payload: IntPayload, dtype: type, valid: np
         return to_arrow(payload.take(rows).astype(dtype, copy=False), None, None, info.arrow_type)
     sel_valid, present = present_positions(bitmap, rows)
     return present_to_arrow(payload.take(present).astype(dtype, copy=False), sel_valid, info.arrow_type)
+
+
+def _run_column(info: ColumnInfo, payload: IntPayload, dtype: type) -> RunColumn | None:
+    """A null-free integer column as runs, while its payload keeps them unexpanded."""
+    runs = payload.runs()
+    if runs is None:  # expanded meanwhile (another use of the column)
+        return None
+    values, ends = runs
+    return RunColumn(to_arrow(values.astype(dtype, copy=False), None, None, info.arrow_type), ends)
 
 
 _ZONE_KINDS = (ColKind.INT, ColKind.UINT, ColKind.FLOAT64)

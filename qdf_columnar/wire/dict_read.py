@@ -18,6 +18,7 @@ from qdf_kernels import columns as ck
 
 from ..columns import alloc
 from ..columns.buffers import validity_mask
+from ..columns.runs import RunColumn
 from ..errors import CorruptDataError, QdfError
 from ..format.reader import ByteReader
 from ..format.tags import ColKind, ContainerTag
@@ -27,11 +28,41 @@ from .numeric_arrow import bits_dtype, scatter, spread_present, spread_strings, 
 from .strcol_arrow import expand_entries
 
 
+class LevelValues:
+    """A dictionary level's values, decoded whole on first use (:meth:`all`), or only the
+    entries a selective read refers to (:meth:`entries`) while nothing asked for all of
+    them: a filter that keeps a few rows of a column with a large string table then
+    decodes (FSST, UTF-8 checks) only the strings it returns."""
+
+    __slots__ = ("_deferred", "size", "arrow_type", "_all")
+
+    def __init__(self, deferred: Deferred, size: int, arrow_type: pa.DataType) -> None:
+        self._deferred = deferred
+        self.size = size
+        self.arrow_type = arrow_type
+        self._all: pa.Array | None = None
+
+    @property
+    def decoded(self) -> bool:
+        return self._all is not None
+
+    def all(self) -> pa.Array:
+        if self._all is None:
+            self._all = self._deferred(None)
+        return self._all
+
+    def entries(self, idx: np.ndarray) -> pa.Array:
+        """The entries at ascending, distinct positions ``idx`` (each below :attr:`size`)."""
+        if self._all is not None:
+            return self._all.take(pa.array(idx))
+        return self._deferred(idx)
+
+
 @dataclass
 class DictionaryLevel:
     """One dictionary level as read: its values (None when not asked for) and their type."""
 
-    values: pa.Array | None
+    values: LevelValues | None
     arrow_type: pa.DataType | None  # None (with logical) for a level only sought past
     logical: str | None  # the query layer's kind of the values ("int", "string", ...)
 
@@ -78,7 +109,7 @@ def read_dictionary_levels(r: ByteReader, ctx, names: list[str], wanted: set[str
         scanned = scan_level(r, h, ctx, {name} if name in wanted else set(), copy=copy, independent=independent)
         if h.has_index and r.pos != h.end:
             raise CorruptDataError("dictionary level ends before its column index says", offset=r.pos, column=name)
-        values = scanned[name](None) if name in wanted else None
+        values = LevelValues(scanned[name], h.n_rows, info.arrow_type) if name in wanted else None
         out[name] = DictionaryLevel(values, info.arrow_type, h.logical_schema()[name])
     return out
 
@@ -86,27 +117,47 @@ def read_dictionary_levels(r: ByteReader, ctx, names: list[str], wanted: set[str
 class DictionaryColumn:
     """A scanned dictionary column, with the interface of :class:`.colstruct_read.Deferred`."""
 
-    __slots__ = ("name", "codes", "values", "as_dictionary", "zones")
+    __slots__ = ("name", "codes", "level", "as_dictionary", "zones")
 
-    def __init__(self, name: str, codes: Deferred, values: pa.Array, *, as_dictionary: bool) -> None:
+    def __init__(self, name: str, codes: Deferred, level: LevelValues, *, as_dictionary: bool) -> None:
         self.name = name
         self.codes = codes
-        self.values = values
+        self.level = level
         self.as_dictionary = as_dictionary
         self.zones = None
+
+    @property
+    def values(self) -> pa.Array:
+        """Every entry of the dictionary (decoded on first use)."""
+        return self.level.all()
 
     def _codes(self, rows: np.ndarray | None) -> pa.Array:
         """The uint64 codes of ``rows``, each checked to be below the dictionary's size."""
         codes = self.codes(rows)
         if len(codes) > codes.null_count:
             top = pc.max(codes).as_py()
-            if top >= len(self.values):
+            if top >= self.level.size:
                 raise self._outside(top)
         return codes
 
     def _outside(self, top: int) -> CorruptDataError:
-        return CorruptDataError(f"dictionary code {top} is outside a dictionary of {len(self.values)} values",
+        return CorruptDataError(f"dictionary code {top} is outside a dictionary of {self.level.size} values",
                                 column=self.name)
+
+    def _referenced(self, rows: np.ndarray) -> pa.Array | None:
+        """The values of ``rows`` from only the entries they refer to, for a string table
+        not decoded yet and larger than the selection; None otherwise."""
+        level = self.level
+        if level.decoded or len(rows) >= level.size or level.arrow_type not in _OFFSET_TYPES:
+            return None
+        codes = self._codes(rows)
+        idx = np.frombuffer(codes.buffers()[1], dtype=np.uint64, count=codes.offset + len(codes))[codes.offset:]
+        valid = validity_mask(codes)
+        if valid is not None:
+            idx = idx[valid]
+        used, inverse = np.unique(idx, return_inverse=True)
+        dense = level.entries(used.astype(np.int64)).take(pa.array(inverse.astype(np.int32, copy=False)))
+        return dense if valid is None else scatter(dense, valid)
 
     def _indices(self, rows: np.ndarray | None) -> pa.Array:
         return self._codes(rows).cast(pa.int32())
@@ -115,6 +166,10 @@ class DictionaryColumn:
         """The values of ``rows``. Fixed-width values are gathered by one kernel straight
         from the codes' buffer, which also checks each code against the table (a third
         of pyarrow's take on uint64 codes cast to int32, and no separate max)."""
+        if rows is not None:
+            referenced = self._referenced(rows)
+            if referenced is not None:
+                return referenced
         values = self.values
         if values.type in _OFFSET_TYPES and not values.null_count and len(values):
             return self._expand_strings(rows)
@@ -187,7 +242,8 @@ class DictionaryColumn:
         return dense if valid is None else scatter(dense, valid)
 
     def _dictionary(self, rows: np.ndarray | None) -> pa.DictionaryArray:
-        return pa.DictionaryArray.from_arrays(self._indices(rows), self.values)
+        # _codes checked them against the dictionary: no second pass by Arrow.
+        return pa.DictionaryArray.from_arrays(self._indices(rows), self.values, safe=False)
 
     def __call__(self, rows: np.ndarray | None = None) -> pa.Array:
         try:
@@ -204,8 +260,16 @@ class DictionaryColumn:
         if release is not None:
             release()
 
-    def for_filter(self) -> pa.Array:
-        return self._dictionary(None)
+    def for_filter(self) -> pa.Array | RunColumn:
+        """The codes over the dictionary (one entry per run while the codes are kept as runs)."""
+        runs = self.codes.runs()
+        if runs is None:
+            return self._dictionary(None)
+        codes, ends = runs
+        if len(codes) and int(codes.max()) >= self.level.size:
+            raise self._outside(int(codes.max()))
+        return RunColumn(pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), self.values, safe=False),
+                         ends)
 
     def for_filter_rows(self, rows: np.ndarray) -> pa.Array:
         return self._dictionary(rows)
@@ -214,4 +278,4 @@ class DictionaryColumn:
         return self._dictionary(rows)
 
 
-__all__ = ["DictionaryColumn", "DictionaryLevel", "check_dictionary_columns", "read_dictionary_levels"]
+__all__ = ["DictionaryColumn", "DictionaryLevel", "LevelValues", "check_dictionary_columns", "read_dictionary_levels"]

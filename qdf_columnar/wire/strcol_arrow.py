@@ -14,6 +14,7 @@ from qdf_kernels import alpha as ak
 from qdf_kernels import strings as sk
 
 from ..columns import alloc
+from ..columns.runs import RunColumn
 from ..errors import CorruptDataError
 from .strcol_scan import StringSlices
 
@@ -220,9 +221,22 @@ def _contiguous_to_arrow(sl: StringSlices, typ: pa.DataType, binary: bool) -> pa
     return out.cast(typ) if out.type != typ and not (large and typ in (pa.string(), pa.binary())) else out
 
 
+def slices_to_runs(sl: StringSlices, value_type: pa.DataType) -> RunColumn | None:
+    """A dictionary block whose codes are kept as runs: one DictionaryArray entry per run
+    (codes over the table); None when the codes are not runs."""
+    runs = sl.code_runs()
+    if runs is None:
+        return None
+    codes, ends = runs
+    dictionary = slices_to_arrow(StringSlices(sl.src, sl.table_starts, sl.table_lens), value_type)
+    return RunColumn(pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), dictionary, safe=False), ends)
+
+
 def slices_to_dictionary(sl: StringSlices, value_type: pa.DataType, rows: np.ndarray | None = None) -> pa.Array:
     """A DictionaryArray straight from a dictionary block (no expansion of the values)."""
     table = StringSlices(sl.src, sl.table_starts, sl.table_lens)
     dictionary = slices_to_arrow(table, value_type)
     codes = sl.codes if rows is None else sl.codes_at(rows)
-    return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), dictionary)
+    # The codes are checked against the table already (StringSlices): Arrow's own check
+    # would be a second pass over every row (~0.25 ms on 400k rows).
+    return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), dictionary, safe=False)

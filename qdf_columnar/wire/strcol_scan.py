@@ -104,6 +104,17 @@ class StringSlices:
         self._check_codes(out)
         return out
 
+    def code_runs(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(the code of each run, the row each run ends before) while the codes are a
+        QPack payload kept as runs (see :meth:`IntPayload.runs`), else None."""
+        if self._codes is not None or self.payload is None:
+            return None
+        payload, at, column = self.payload
+        runs = payload.runs()
+        if runs is None:
+            return None
+        return self._checked(runs[0], at, column), runs[1]
+
     def _checked(self, codes: np.ndarray, at: int, column: str | None) -> np.ndarray:
         """QPack-coded codes as uint64, each checked to be a dictionary entry."""
         d = len(self.table_lens)

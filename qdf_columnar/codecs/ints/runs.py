@@ -31,23 +31,29 @@ class _Runs:
 
     def __init__(self, src: np.ndarray, pos: int, end: int, n: int, signed: bool) -> None:
         self.src, self.pos, self.end, self.n, self.signed = src, pos, end, n, signed
+        self._pairs: tuple[np.ndarray, np.ndarray] | None = None
 
     def values(self) -> np.ndarray:
         arr, u = unit.output(self.n, self.signed)
         intdecode.rle_decode(self.src, self.pos, self.end, self.n, self.signed, u, np.zeros(1, np.int64), -1)
         return arr
 
+    def runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """(value of each run: int64 or uint64, the row each run ends before), parsed once."""
+        if self._pairs is None:
+            body = self.src[self.pos : self.end]
+            # Checked input: every uvarint ends in the one byte of it below 0x80.
+            pairs = np.empty(int(np.count_nonzero(body < 0x80)), dtype=np.uint64)
+            intdecode.uvarints_into(self.src, self.pos, self.end, pairs)
+            values, lengths = pairs[0::2], pairs[1::2]
+            if self.signed:
+                values = ((values >> np.uint64(1)) ^ (np.uint64(0) - (values & np.uint64(1)))).view(np.int64)
+            self._pairs = (np.ascontiguousarray(values), np.cumsum(lengths.astype(np.int64)))
+        return self._pairs
+
     def take(self, rows: np.ndarray) -> np.ndarray:
-        body = self.src[self.pos : self.end]
-        # Checked input: every uvarint ends in the one byte of it below 0x80.
-        pairs = np.empty(int(np.count_nonzero(body < 0x80)), dtype=np.uint64)
-        intdecode.uvarints_into(self.src, self.pos, self.end, pairs)
-        values, lengths = pairs[0::2], pairs[1::2]
-        if self.signed:
-            values = (values >> np.uint64(1)) ^ (np.uint64(0) - (values & np.uint64(1)))
-        ends = np.cumsum(lengths.astype(np.int64))
-        out = values[np.searchsorted(ends, rows, side="right")]
-        return out.view(np.int64) if self.signed else out
+        values, ends = self.runs()
+        return values[np.searchsorted(ends, rows, side="right")]
 
 
 class RunLength:
@@ -83,7 +89,7 @@ class RunLength:
                 unit.status(r, end, "RLE runs", int(errpos[0]))
                 runs = _Runs(buf, r.pos, int(end), c, signed)
                 r.pos = int(end)
-                return IntPayload(runs.values, runs.take)
+                return IntPayload(runs.values, runs.take, runs=runs.runs)
             arr, u = unit.output(c, signed)
             end = intdecode.rle_decode(buf, r.pos, r.end, c, signed, u, errpos, -1)
             unit.status(r, end, "RLE runs", int(errpos[0]))

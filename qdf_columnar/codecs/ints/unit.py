@@ -61,18 +61,21 @@ class IntPayload:
     at ascending row numbers of the payload, straight from the encoded bytes when the
     unit supplies a ``take`` (the other rows are never unpacked), else from ``values()``;
     ``gather(table, out)`` a dictionary's entries by these values as codes, when the
-    unit can expand them without a code array.
+    unit can expand them without a code array; ``runs()`` the payload as runs (one value
+    and the end row of each run), when the unit holds runs it has not expanded.
     """
 
-    __slots__ = ("_decode", "_take", "_values", "_gather")
+    __slots__ = ("_decode", "_take", "_values", "_gather", "_runs")
 
     def __init__(self, decode: Callable[[], np.ndarray] | None = None,
                  take: Callable[[np.ndarray], np.ndarray] | None = None, values: np.ndarray | None = None,
-                 gather: Callable[[np.ndarray, np.ndarray], int] | None = None) -> None:
+                 gather: Callable[[np.ndarray, np.ndarray], int] | None = None,
+                 runs: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None) -> None:
         self._decode = decode
         self._take = take
         self._values = values
         self._gather = gather
+        self._runs = runs
 
     @property
     def decoded(self) -> bool:
@@ -89,6 +92,19 @@ class IntPayload:
         if self._take is None or self._values is not None:
             return self.values()[rows]
         return self._take(rows)
+
+    @property
+    def has_runs(self) -> bool:
+        """Whether :meth:`runs` answers (the unit keeps runs and nothing is expanded yet)."""
+        return self._runs is not None and self._values is None
+
+    def runs(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(value of each run, the row each run ends before: ascending int64, the last one
+        the row count) while the values are kept as runs, else None: a filter then
+        compares once per run instead of once per row."""
+        if self._runs is None or self._values is not None:
+            return None
+        return self._runs()
 
     @property
     def gathers(self) -> bool:
