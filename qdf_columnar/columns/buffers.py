@@ -18,6 +18,13 @@ def data_values(arr: pa.Array) -> np.ndarray:
     return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
 
 
+def checked_dictionary(codes: np.ndarray, dictionary: pa.Array) -> pa.DictionaryArray:
+    """A DictionaryArray of unsigned ``codes`` the decoder has checked to be below
+    ``len(dictionary)``: Arrow's own check would be a second pass over every row
+    (~0.25 ms on 400k codes)."""
+    return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), dictionary, safe=False)
+
+
 def validity_mask(arr: pa.Array) -> np.ndarray | None:
     """Which rows of ``arr`` are not null, unpacked from its validity bitmap (None: every
     row is valid; an array without a bitmap but with nulls, the null type, is all null)."""
@@ -30,4 +37,4 @@ def validity_mask(arr: pa.Array) -> np.ndarray | None:
     return bits[arr.offset:].view(bool)
 
 
-__all__ = ["data_values", "validity_mask"]
+__all__ = ["checked_dictionary", "data_values", "validity_mask"]

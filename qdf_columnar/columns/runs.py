@@ -45,9 +45,5 @@ class RunColumn:
         """The values at ascending row numbers ``rows``."""
         return self.values.take(pa.array(np.searchsorted(self.ends, rows, side="right")))
 
-    def to_array(self) -> pa.Array:
-        """Every row's value, as an ordinary Arrow array."""
-        return self.values.take(pa.array(np.repeat(np.arange(len(self.ends), dtype=np.int64), self.lengths())))
-
 
 __all__ = ["RunColumn"]

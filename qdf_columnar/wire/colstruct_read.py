@@ -404,15 +404,14 @@ class ColumnDecoder:
         if kind == ColKind.STRING:
             sl = scan_string_column(self.r, n_present, self.ctx.dense,
                                     end=info.start + info.length if info.length >= 0 else None)
-            make_filter = None
+            make_filter = make_runs = None
             if valid is None and isinstance(sl, StringSlices) and sl.is_dict:
                 vt = info.arrow_type.value_type if pa.types.is_dictionary(info.arrow_type) else info.arrow_type
                 if not pa.types.is_null(vt):
                     make_filter = lambda: slices_to_dictionary(sl, vt)  # noqa: E731
                     make_runs = lambda: slices_to_runs(sl, vt)  # noqa: E731
-                    return Deferred(info.name, lambda rows: self._strings(info, sl, valid, bitmap, rows), make_filter,
-                                    make_runs=make_runs)
-            return Deferred(info.name, lambda rows: self._strings(info, sl, valid, bitmap, rows), make_filter)
+            return Deferred(info.name, lambda rows: self._strings(info, sl, valid, bitmap, rows), make_filter,
+                            make_runs=make_runs)
         if kind in (ColKind.INT, ColKind.UINT):
             # Checked now, unpacked when materialised: on the decode threads, and for a
             # selective filter only at the surviving rows where the codec allows.

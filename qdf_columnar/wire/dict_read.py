@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 from qdf_kernels import columns as ck
 
 from ..columns import alloc
-from ..columns.buffers import validity_mask
+from ..columns.buffers import checked_dictionary, validity_mask
 from ..columns.runs import RunColumn
 from ..errors import CorruptDataError, QdfError
 from ..format.reader import ByteReader
@@ -135,10 +135,12 @@ class DictionaryColumn:
         """The uint64 codes of ``rows``, each checked to be below the dictionary's size."""
         codes = self.codes(rows)
         if len(codes) > codes.null_count:
-            top = pc.max(codes).as_py()
-            if top >= self.level.size:
-                raise self._outside(top)
+            self._check_top(pc.max(codes).as_py())
         return codes
+
+    def _check_top(self, top: int) -> None:
+        if top >= self.level.size:
+            raise self._outside(top)
 
     def _outside(self, top: int) -> CorruptDataError:
         return CorruptDataError(f"dictionary code {top} is outside a dictionary of {self.level.size} values",
@@ -150,11 +152,7 @@ class DictionaryColumn:
         level = self.level
         if level.decoded or len(rows) >= level.size or level.arrow_type not in _OFFSET_TYPES:
             return None
-        codes = self._codes(rows)
-        idx = np.frombuffer(codes.buffers()[1], dtype=np.uint64, count=codes.offset + len(codes))[codes.offset:]
-        valid = validity_mask(codes)
-        if valid is not None:
-            idx = idx[valid]
+        idx, valid = _present_codes(self._codes(rows))
         used, inverse = np.unique(idx, return_inverse=True)
         dense = level.entries(used.astype(np.int64)).take(pa.array(inverse.astype(np.int32, copy=False)))
         return dense if valid is None else scatter(dense, valid)
@@ -229,12 +227,7 @@ class DictionaryColumn:
             except CorruptDataError:
                 raise self._outside(int(present.max())) from None
             return dense if bitmap is None else spread_strings(dense, bitmap, n)
-        codes = self.codes(rows)
-        n, at = len(codes), codes.offset
-        idx = np.frombuffer(codes.buffers()[1], dtype=np.uint64, count=at + n)[at:]
-        valid = validity_mask(codes)
-        if valid is not None:
-            idx = idx[valid]
+        idx, valid = _present_codes(self.codes(rows))
         try:
             dense = expand_entries(src, off[:-1], np.diff(off), values.type, binary, codes=idx, validate=False)
         except CorruptDataError:
@@ -266,16 +259,22 @@ class DictionaryColumn:
         if runs is None:
             return self._dictionary(None)
         codes, ends = runs
-        if len(codes) and int(codes.max()) >= self.level.size:
-            raise self._outside(int(codes.max()))
-        return RunColumn(pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), self.values, safe=False),
-                         ends)
+        if len(codes):
+            self._check_top(int(codes.max()))
+        return RunColumn(checked_dictionary(codes, self.values), ends)
 
     def for_filter_rows(self, rows: np.ndarray) -> pa.Array:
         return self._dictionary(rows)
 
     def for_filter_all(self, rows: np.ndarray | None = None) -> pa.Array:
         return self._dictionary(rows)
+
+
+def _present_codes(codes: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
+    """(the uint64 codes of the present rows, which rows are present or None for all)."""
+    idx = np.frombuffer(codes.buffers()[1], dtype=np.uint64, count=codes.offset + len(codes))[codes.offset:]
+    valid = validity_mask(codes)
+    return (idx, None) if valid is None else (idx[valid], valid)
 
 
 __all__ = ["DictionaryColumn", "DictionaryLevel", "LevelValues", "check_dictionary_columns", "read_dictionary_levels"]
