@@ -42,7 +42,7 @@ BOUNDSCHECK_TESTS := tests/test_hostile.py tests/test_files_errors.py tests/test
 	tests/test_stream.py tests/test_alprd.py tests/test_zones.py tests/test_messages.py tests/test_block_kernel.py \
 	tests/test_block_encode_kernel.py tests/test_present_values.py \
 	tests/test_late_ints.py tests/test_registry.py tests/test_dictionary_filter.py tests/test_dict_levels.py \
-	tests/test_strcol.py
+	tests/test_strcol.py tests/test_run_filter.py tests/test_coded_filter.py
 test-boundscheck: $(STAMP)
 	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(BOUNDSCHECK_CACHE) $(PY) -m pytest -q $(BOUNDSCHECK_TESTS)
 

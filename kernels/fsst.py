@@ -31,6 +31,7 @@ ESCAPE_INFO = (1 << 8) | ESCAPE  # lookup entry "escape this one byte"
 _U0 = np.uint64(0)
 _U1 = np.uint64(1)
 _U8 = np.uint64(8)
+_HI = np.uint64(0x80)  # a uvarint byte with this bit set continues
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
@@ -341,6 +342,16 @@ def fsst_decode_rows(buf, pos, end, rows, sym_words, sym_lens, offsets, data, me
     for j in range(m):
         if measure:
             target = rows[j]
+            # Rows before the target are only framed. Most code lengths are one-byte
+            # uvarints: step over those in a tight loop (the walk is a chain of dependent
+            # loads, so every instruction in it counts) and leave anything else, a longer
+            # length or a row running past the end, to the checked loop below.
+            while i < target and p < e:
+                b = np.uint64(buf[p])
+                if b >= _HI or b >= e - p:
+                    break
+                p += b + _U1
+                i += 1
             while True:
                 errpos[0] = np.int64(p)
                 cl, p, st = _row_length(buf, p, e)

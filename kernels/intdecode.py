@@ -151,6 +151,46 @@ def rle_decode(src, pos, end, n, signed, out, errpos, max_runs):
 
 
 @kernel
+def run_index_into(ends, rows, out):
+    """``out[k]`` = the run holding row ``rows[k]``: the first ``i`` with ``ends[i] > rows[k]``.
+
+    ``ends`` (int64, ascending: the row each run ends before) and ``rows`` (int64,
+    ascending) are walked together, each step galloping from the last run found: one
+    pass when the rows are dense, a few probes per row when they are sparse. A binary
+    search per row (numpy's searchsorted) measured 1.5-7x slower for 2-50% of the rows
+    of 50 to 200k runs, and the same for a handful of rows.
+    Returns len(rows), or ERR_CORRUPT when a row lies past the last run.
+    """
+    nr = ends.shape[0]
+    r = 0
+    for k in range(rows.shape[0]):
+        row = rows[k]
+        if r >= nr:
+            return np.int64(ERR_CORRUPT)
+        if ends[r] <= row:
+            lo = r  # ends[lo] <= row; the run sought is in (lo, hi]
+            hi = r + 1
+            step = 1
+            while hi < nr and ends[hi] <= row:
+                lo = hi
+                step *= 2
+                hi = lo + step
+            if hi > nr:
+                hi = nr
+            while hi - lo > 1:
+                mid = (lo + hi) >> 1
+                if ends[mid] <= row:
+                    lo = mid
+                else:
+                    hi = mid
+            r = hi
+            if r >= nr:
+                return np.int64(ERR_CORRUPT)
+        out[k] = r
+    return np.int64(rows.shape[0])
+
+
+@kernel
 def pfor_patch(src, pos, end, exc_n, n, base, out, errpos):
     """Parse ``exc_n`` EE exception pairs from src[pos:end]; set out[idx] = base + delta.
 
@@ -184,6 +224,7 @@ def pfor_patch(src, pos, end, exc_n, n, base, out, errpos):
 
 def _warmup() -> None:
     """Compile with the glue's dtypes: uint8 payloads read-only and writable, uint64 outputs."""
+    run_index_into(np.array([2, 5], np.int64), np.array([0, 4], np.int64), np.empty(2, np.int64))
     rle = np.array([6, 2, 3, 3], dtype=np.uint8)  # zigzag 3 x2, -2 x3
     exc = np.array([1, 5, 2, 7], dtype=np.uint8)
     out = np.empty(5, dtype=np.uint64)

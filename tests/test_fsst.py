@@ -388,3 +388,49 @@ def test_rank_by_gain_is_a_stable_descending_sort(gains: list[int], seed: int) -
     used = np.concatenate([slots, np.zeros(8, np.int64)])  # entries past nused are ignored
     got = _rank_by_gain(gain, used, len(gains))
     np.testing.assert_array_equal(got, np.argsort(-np.asarray(gains, np.int64), kind="stable"))
+
+
+def _length_bytes(block: bytes, n: int) -> list[int]:
+    """How many bytes each row's code-length uvarint takes in an F6 block."""
+    body = scan_fsst(ByteReader(block, 1), n)
+    src, p, sizes = body.r.array(), body.r.pos, []
+    for _ in range(n):
+        k, length = 0, 0
+        while True:
+            b = int(src[p + k])
+            length |= (b & 0x7F) << (7 * k)
+            k += 1
+            if b < 0x80:
+                break
+        sizes.append(k)
+        p += k + length
+    return sizes
+
+
+def test_decode_rows_over_one_and_two_byte_lengths() -> None:
+    """Chosen rows decode as the whole block does at those rows when the rows skipped on
+    the way have code lengths of one uvarint byte (the framing's fast steps), of two (the
+    checked steps) and of zero codes (empty strings)."""
+    rng = np.random.default_rng(21)
+    strs = [u * int(rng.integers(20, 40)) if k % 7 == 3 else ("" if k % 11 == 5 else u)
+            for k, u in enumerate(_urls(rng, 700))]
+    block = _check(strs)
+    assert {1, 2} <= set(_length_bytes(block, len(strs)))  # the premise: both framings occur
+    body = scan_fsst(ByteReader(block, 1), len(strs))
+    for rows in (np.arange(len(strs)), np.sort(rng.choice(len(strs), 37, replace=False)),
+                 np.array([3, 4, 5, 10, 699]), np.array([699]), np.array([0]), np.empty(0, np.int64)):
+        off, data = body.decode_rows(rows)
+        assert [data[off[j]: off[j + 1]].tobytes().decode() for j in range(len(rows))] == [strs[i] for i in rows]
+
+
+def test_decode_rows_of_a_row_cut_short_is_truncated() -> None:
+    """A block whose column body (from a column index) ends inside its last row: the rows
+    before it decode, the cut row is reported truncated, wherever the walk meets it."""
+    strs = _urls(np.random.default_rng(8), 300)
+    block = _check(strs)
+    cut = scan_fsst(ByteReader(block, 1), len(strs), end=len(block) - 3)
+    off, data = cut.decode_rows(np.array([0, 298]))
+    assert data[off[1]: off[2]].tobytes().decode() == strs[298]
+    for rows in ([299], [0, 299], [298, 299]):
+        with pytest.raises(TruncatedError, match="FSST codes"):
+            cut.decode_rows(np.array(rows))

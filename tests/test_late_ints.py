@@ -221,3 +221,24 @@ def test_damage_fails_at_scan_time_as_before(codec: str) -> None:
             intdec.scan_int(ByteReader(damaged, 0), 1000)
         assert type(lazy.value) is type(eager.value) and lazy.value.offset == eager.value.offset
     assert buf[0] in set(QPackTag)
+
+
+@pytest.mark.parametrize(("first", "step", "signed"), [
+    (0, 1, True), (10**12, 7, False), (2**63 - 40, 3, True), (-(2**63) + 5, -1, True),
+    (2**64 - 30, 1, False), (5, 0, True), (-17, -(2**40), True)])
+def test_a_constant_step_takes_rows_by_arithmetic(first: int, step: int, signed: bool) -> None:
+    """Delta+FOR of width 0 (a row counter, a constant step, wrapping past the type's end
+    as the decode wraps) answers a row selection without decoding the other rows."""
+    n = 5000
+    wide = (first + step * np.arange(n, dtype=object)) % 2**64
+    values = np.array([int(v) for v in wide], dtype=np.uint64)
+    values = values.view(np.int64) if signed else values
+    buf = _payload(values, "delta")
+    assert buf is not None
+    payload = intdec.scan_int(ByteReader(buf, 0), n)
+    rows = np.array([0, 1, 2, 999, 4096, n - 2, n - 1], dtype=np.int64)
+    got = payload.take(rows)
+    assert got.dtype == values.dtype
+    np.testing.assert_array_equal(got, values[rows])
+    assert not payload.decoded, "the selection decoded every row"
+    np.testing.assert_array_equal(payload.values(), values)

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import qdf_columnar as qdf
-from qdf_columnar.columns.runs import RunColumn
+from qdf_columnar.columns.runs import RunColumn, run_index
+from qdf_columnar.errors import CorruptDataError
 from qdf_columnar.query.evaluate import evaluate
 
 #: The module itself (the package's ``evaluate`` attribute is the function).
@@ -161,3 +162,28 @@ def test_a_run_coded_filter_column_that_is_also_projected_expands_only_its_hits(
     got = qdf.decode(buf, filter=expr, columns=["level", "id"], output="arrow")
     assert got.equals(_oracle(t, expr).select(["level", "id"]))
     assert pc.all(pc.equal(got.column("level"), 2)).as_py()
+
+
+@settings(max_examples=200, deadline=None)
+@given(lengths=st.lists(st.integers(1, 50), min_size=1, max_size=60), density=st.floats(0.0, 1.0),
+       seed=st.integers(0, 99))
+def test_run_index_is_searchsorted(lengths: list[int], density: float, seed: int) -> None:
+    """The galloping walk finds each row's run as a binary search per row does, for rows
+    dense (a pass over both) and sparse (long gallops), first and last rows included."""
+    ends = np.cumsum(np.array(lengths, dtype=np.int64))
+    n = int(ends[-1])
+    rng = np.random.default_rng(seed)
+    rows = np.flatnonzero(rng.random(n) < density).astype(np.int64)
+    for pick in (rows, np.array([0, n - 1], np.int64), np.array([n - 1], np.int64), np.empty(0, np.int64)):
+        pick = np.unique(pick)
+        np.testing.assert_array_equal(run_index(ends, pick), np.searchsorted(ends, pick, side="right"))
+
+
+def test_run_index_of_a_row_past_the_last_run_is_corrupt() -> None:
+    ends = np.array([3, 10, 11], dtype=np.int64)
+    assert run_index(ends, np.array([10], np.int64)).tolist() == [2]
+    for rows in ([11], [0, 4, 11], [2, 50]):
+        with pytest.raises(CorruptDataError, match="past the last run, which ends at row 11"):
+            run_index(ends, np.array(rows, np.int64))
+    with pytest.raises(CorruptDataError, match="ends at row 0"):
+        run_index(np.empty(0, np.int64), np.array([0], np.int64))

@@ -10,6 +10,20 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+from qdf_kernels import intdecode
+
+from ..errors import CorruptDataError
+
+
+def run_index(ends: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The run holding each of the ascending ``rows``, given each run's end (ascending
+    int64, the row it ends before): one galloping walk over both (int64 indices)."""
+    out = np.empty(len(rows), dtype=np.int64)
+    if intdecode.run_index_into(np.ascontiguousarray(ends, dtype=np.int64),
+                                np.ascontiguousarray(rows, dtype=np.int64), out) != len(rows):
+        last = int(ends[-1]) if len(ends) else 0
+        raise CorruptDataError(f"row {int(rows[-1])} lies past the last run, which ends at row {last}")
+    return out
 
 
 class RunColumn:
@@ -43,7 +57,7 @@ class RunColumn:
 
     def take(self, rows: np.ndarray) -> pa.Array:
         """The values at ascending row numbers ``rows``."""
-        return self.values.take(pa.array(np.searchsorted(self.ends, rows, side="right")))
+        return self.values.take(pa.array(run_index(self.ends, rows)))
 
 
-__all__ = ["RunColumn"]
+__all__ = ["RunColumn", "run_index"]

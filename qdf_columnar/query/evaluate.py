@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from qdf_kernels import columns as ck
 
 from qdf_columnar.columns.buffers import data_values, validity_mask
+from qdf_columnar.columns.coded import CodedColumn
 from qdf_columnar.columns.decimals import scaled_int64, scaled_literal
 from qdf_columnar.columns.runs import RunColumn
 from qdf_columnar.errors import QueryError, UnsupportedTypeError
@@ -303,10 +304,13 @@ def _plain_leaf(node: Cmp | IsIn | IsNull, arr: pa.Array, kind: str) -> Masks:
     return t & valid, ~t & valid
 
 
-def _leaf(node: Cmp | IsIn | IsNull, arr: pa.Array | pa.ChunkedArray | RunColumn, kind: str) -> Masks:
+def _leaf(node: Cmp | IsIn | IsNull, arr: pa.Array | pa.ChunkedArray | RunColumn | CodedColumn,
+          kind: str) -> Masks:
     if isinstance(arr, RunColumn):  # once per run, then over the rows of each run
         t, f = _leaf(node, arr.values, kind)
         return arr.spread(t), None if f is None else arr.spread(f)
+    if isinstance(arr, CodedColumn):
+        return _coded_leaf(node, arr, kind)
     if isinstance(arr, pa.ChunkedArray):
         if arr.num_chunks == 1:
             return _leaf(node, arr.chunk(0), kind)
@@ -353,6 +357,18 @@ def _dictionary_leaf(node: Cmp | IsIn | IsNull, arr: pa.DictionaryArray, kind: s
 _NO_BITMAP = np.empty(0, dtype=np.uint8)
 
 
+def _coded_leaf(node: Cmp | IsIn | IsNull, arr: CodedColumn, kind: str) -> Masks:
+    """A leaf on rows that are still packed codes: the predicate once per dictionary
+    entry, then one kernel pass maps each row's code to its answer (null rows: UNKNOWN
+    for comparisons, the value of IS [NOT] NULL)."""
+    valid = arr.valid
+    if isinstance(node, IsNull):
+        present = np.ones(len(arr), dtype=bool) if valid is None else valid
+        return (present, None) if node.negated else (~present, None)
+    t = arr.lookup(_plain_leaf(node, arr.values, kind)[0])  # the dictionary has no nulls
+    return (t, None) if valid is None else (t, ~t & valid)
+
+
 # ----------------------------------------------------------------------------- evaluate
 
 
@@ -373,7 +389,7 @@ def _eval(expr: Expr, columns: Mapping[str, Any], kinds: Mapping[str, str]) -> M
         raise QueryError(f"cannot evaluate {expr!r}: {type(err).__name__}: {err}", column=name) from err
 
 
-def evaluate(expr: FilterLike, columns: Mapping[str, pa.Array | pa.ChunkedArray | RunColumn],
+def evaluate(expr: FilterLike, columns: Mapping[str, pa.Array | pa.ChunkedArray | RunColumn | CodedColumn],
              n_rows: int) -> np.ndarray:
     """Rows that satisfy ``expr`` under SQL three-valued logic (only TRUE rows survive).
 
@@ -383,8 +399,9 @@ def evaluate(expr: FilterLike, columns: Mapping[str, pa.Array | pa.ChunkedArray 
         An ``Expr``, a DNF list (see :func:`as_expr`) or ``None`` (every row survives).
     columns
         Column name -> ``pa.Array`` / ``pa.DictionaryArray`` / ``pa.ChunkedArray`` /
-        :class:`~qdf_columnar.columns.runs.RunColumn` of ``n_rows`` values; only the
-        columns ``expr`` reads are looked at.
+        :class:`~qdf_columnar.columns.runs.RunColumn` /
+        :class:`~qdf_columnar.columns.coded.CodedColumn` of ``n_rows`` values; only
+        the columns ``expr`` reads are looked at.
     n_rows
         Number of rows.
 

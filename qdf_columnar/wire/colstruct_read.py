@@ -28,6 +28,7 @@ from ..codecs.qpack import (
 )
 from ..codecs.zone import dtype_of, read_zone_header, skip_to_end, zones_for_range
 from ..columns import alloc
+from ..columns.coded import CodedColumn
 from ..columns.kinds import DEFAULT_TYPES, LOGICAL, kind_for
 from ..columns.runs import RunColumn
 from ..errors import CorruptDataError, DecodeError, QdfError
@@ -38,7 +39,7 @@ from .numeric_arrow import OFFSET_TYPES, present_positions, present_to_arrow, sc
 from .residual import is_residual_type, read_residual_rows
 from .residual import to_arrow as residual_to_arrow
 from .schema_note import is_note, parse_note
-from .strcol_arrow import slices_to_arrow, slices_to_dictionary, slices_to_runs
+from .strcol_arrow import slices_to_arrow, slices_to_coded, slices_to_dictionary, slices_to_runs
 from .strcol_scan import StringSlices, read_str_bytes, scan_string_column
 
 _BASE_KINDS = {int(k) for k in ColKind if k != ColKind.RESIDUAL}
@@ -210,14 +211,17 @@ class Deferred:
     table), so a comparison runs once per distinct value instead of once per row.
     """
 
-    __slots__ = ("name", "_make", "_make_filter", "_make_runs", "zones", "payload")
+    __slots__ = ("name", "_make", "_make_filter", "_make_runs", "_make_coded", "zones", "payload")
 
-    def __init__(self, name: str, make, make_filter=None, zones=None, payload=None, make_runs=None) -> None:
+    def __init__(self, name: str, make, make_filter=None, zones=None, payload=None, make_runs=None,
+                 make_coded=None) -> None:
         self.name = name
         self._make = make
         self._make_filter = make_filter
         #: () -> RunColumn or None: the column as runs, while its payload keeps them
         self._make_runs = make_runs
+        #: () -> CodedColumn or None: the column as its dictionary codes, while still packed
+        self._make_coded = make_coded
         self.zones = zones  # a ZonedColumn when the body is an F1 zone chunk
         #: (IntPayload, row count, presence bitmap or None, present count) of an integer
         #: column: dictionary codes expand straight from it
@@ -233,7 +237,7 @@ class Deferred:
         """Drop what the scan kept for this column (its payload and the closures over its
         bytes), once the column is built for the last time: the next column is then built
         without this one's scanned buffers (dictionary codes, present values) still held."""
-        self._make = self._make_filter = self._make_runs = self.zones = self.payload = None
+        self._make = self._make_filter = self._make_runs = self._make_coded = self.zones = self.payload = None
 
     def runs(self) -> tuple[np.ndarray, np.ndarray] | None:
         """An integer column without nulls whose payload is kept as runs: (value of each
@@ -248,25 +252,33 @@ class Deferred:
         chunks decode only their zones) unless the filter form differs from the values."""
         if self.zones is not None or self._make_filter is None:
             return self(rows)
-        form = self.for_filter()
-        return form.take(rows) if isinstance(form, RunColumn) else form.take(pa.array(rows))
+        # runs take per row cheaply; packed codes do not (they map all rows at once), so
+        # a row subset reads the dictionary array instead
+        form = self._form(self._make_runs)
+        return form.take(rows) if form is not None else self._filter_array().take(pa.array(rows))
 
     def for_filter_all(self, rows: np.ndarray | None = None) -> pa.Array:
         """:meth:`for_filter` in the maker signature, as an Arrow array of every row (or of ``rows``)."""
         return self._filter_array() if rows is None else self.for_filter_rows(rows)
 
-    def for_filter(self) -> pa.Array | RunColumn:
+    def for_filter(self) -> pa.Array | RunColumn | CodedColumn:
         """The cheapest form a predicate evaluates on: a :class:`RunColumn` for run-length
-        coded integers or dictionary codes (one entry per run), a DictionaryArray for other
+        coded integers or dictionary codes (one entry per run), a :class:`CodedColumn` for
+        dictionary-coded strings whose codes are still packed, a DictionaryArray for other
         dictionary-coded strings, else the values."""
-        if self._make_runs is not None:
-            try:
-                runs = self._make_runs()
-            except QdfError as exc:
-                raise exc.with_location(column=self.name) from None
-            if runs is not None:
-                return runs
-        return self._filter_array()
+        form = self._form(self._make_runs)
+        if form is None:
+            form = self._form(self._make_coded)
+        return self._filter_array() if form is None else form
+
+    def _form(self, make):
+        """``make()`` (None when there is no maker), its errors located at this column."""
+        if make is None:
+            return None
+        try:
+            return make()
+        except QdfError as exc:
+            raise exc.with_location(column=self.name) from None
 
     def _filter_array(self) -> pa.Array:
         if self._make_filter is None:
@@ -404,14 +416,16 @@ class ColumnDecoder:
         if kind == ColKind.STRING:
             sl = scan_string_column(self.r, n_present, self.ctx.dense,
                                     end=info.start + info.length if info.length >= 0 else None)
-            make_filter = make_runs = None
-            if valid is None and isinstance(sl, StringSlices) and sl.is_dict:
+            make_filter = make_runs = make_coded = None
+            if isinstance(sl, StringSlices) and sl.is_dict:
                 vt = info.arrow_type.value_type if pa.types.is_dictionary(info.arrow_type) else info.arrow_type
                 if not pa.types.is_null(vt):
-                    make_filter = lambda: slices_to_dictionary(sl, vt)  # noqa: E731
-                    make_runs = lambda: slices_to_runs(sl, vt)  # noqa: E731
+                    make_coded = lambda: slices_to_coded(sl, vt, bitmap, valid)  # noqa: E731
+                    if valid is None:
+                        make_filter = lambda: slices_to_dictionary(sl, vt)  # noqa: E731
+                        make_runs = lambda: slices_to_runs(sl, vt)  # noqa: E731
             return Deferred(info.name, lambda rows: self._strings(info, sl, valid, bitmap, rows), make_filter,
-                            make_runs=make_runs)
+                            make_runs=make_runs, make_coded=make_coded)
         if kind in (ColKind.INT, ColKind.UINT):
             # Checked now, unpacked when materialised: on the decode threads, and for a
             # selective filter only at the surviving rows where the codec allows.

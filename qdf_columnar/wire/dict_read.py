@@ -18,10 +18,12 @@ from qdf_kernels import columns as ck
 
 from ..columns import alloc
 from ..columns.buffers import checked_dictionary, validity_mask
+from ..columns.coded import CodedColumn
 from ..columns.runs import RunColumn
 from ..errors import CorruptDataError, QdfError
 from ..format.reader import ByteReader
 from ..format.tags import ColKind, ContainerTag
+from .bits import unpack_mask
 from .colstruct_read import ColStructHeader, Deferred, read_header, scan_level
 from .numeric_arrow import OFFSET_TYPES as _OFFSET_TYPES
 from .numeric_arrow import bits_dtype, scatter, spread_present, spread_strings, validity_buffer
@@ -253,15 +255,34 @@ class DictionaryColumn:
         if release is not None:
             release()
 
-    def for_filter(self) -> pa.Array | RunColumn:
-        """The codes over the dictionary (one entry per run while the codes are kept as runs)."""
+    def for_filter(self) -> pa.Array | RunColumn | CodedColumn:
+        """The codes over the dictionary: one entry per run while the codes are kept as
+        runs, else still packed while their payload can be mapped straight through a
+        per-entry table, else a DictionaryArray."""
         runs = self.codes.runs()
         if runs is None:
-            return self._dictionary(None)
+            coded = self._coded()
+            return self._dictionary(None) if coded is None else coded
         codes, ends = runs
         if len(codes):
             self._check_top(int(codes.max()))
         return RunColumn(checked_dictionary(codes, self.values), ends)
+
+    def _coded(self) -> CodedColumn | None:
+        """The rows as their packed codes (a PackFor payload not decoded yet), or None."""
+        source = getattr(self.codes, "payload", None)
+        if source is None or not source[0].gathers:
+            return None
+        payload, n, bitmap, n_present = source
+
+        def lookup(table: np.ndarray) -> np.ndarray:
+            dense = alloc.empty(n_present, np.uint8)
+            if payload.gather(table, dense) != n_present:
+                raise self._outside(int(payload.values().max()))
+            return dense if bitmap is None else spread_present(dense, bitmap, n)[0]
+
+        valid = None if bitmap is None else unpack_mask(bitmap, n, column=self.name)
+        return CodedColumn(self.values, n, lookup, valid)
 
     def for_filter_rows(self, rows: np.ndarray) -> pa.Array:
         return self._dictionary(rows)

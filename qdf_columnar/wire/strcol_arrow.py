@@ -11,12 +11,15 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 from qdf_kernels import alpha as ak
+from qdf_kernels import bitpack
 from qdf_kernels import strings as sk
 
 from ..columns import alloc
 from ..columns.buffers import checked_dictionary
+from ..columns.coded import CodedColumn
 from ..columns.runs import RunColumn
 from ..errors import CorruptDataError
+from .numeric_arrow import spread_present
 from .strcol_scan import StringSlices
 
 _HIGH_BITS = np.uint64(0x8080808080808080)
@@ -230,6 +233,39 @@ def slices_to_runs(sl: StringSlices, value_type: pa.DataType) -> RunColumn | Non
         return None
     codes, ends = runs
     return RunColumn(checked_dictionary(codes, _table(sl, value_type)), ends)
+
+
+def slices_to_coded(sl: StringSlices, value_type: pa.DataType, bitmap: np.ndarray | None = None,
+                    valid: np.ndarray | None = None) -> CodedColumn | None:
+    """A dictionary block whose codes are still packed (F5's bit-packed index, or an FC
+    index in a PackFor payload not decoded yet) as a :class:`CodedColumn` a filter maps
+    through; None once the codes are unpacked or when their codec cannot map them. A
+    nullable column's codes are its present rows': ``bitmap`` (the v1 presence bitmap)
+    and ``valid`` (the same as a boolean mask) spread them over its rows."""
+    if sl._codes is not None:
+        return None
+    if sl.payload is not None:
+        payload = sl.payload[0]
+        if not payload.gathers:
+            return None
+        gather = payload.gather
+    elif sl.packed is not None:
+        body, bits = sl.packed
+
+        def gather(table: np.ndarray, out: np.ndarray) -> int:
+            return int(bitpack.unpack_for_gather(body, bits, np.uint64(0), table, out))
+    else:
+        return None
+    n_present = sl.n
+
+    def lookup(table: np.ndarray) -> np.ndarray:
+        out = alloc.empty(n_present, np.uint8)
+        if gather(table, out) != n_present:
+            sl.codes  # noqa: B018 - unpacks and checks them: raises the out-of-range error
+            raise CorruptDataError(f"dictionary index out of range for {len(sl.table_lens)} entries")
+        return out if bitmap is None else spread_present(out, bitmap, len(valid))[0]
+
+    return CodedColumn(_table(sl, value_type), n_present if valid is None else len(valid), lookup, valid)
 
 
 def slices_to_dictionary(sl: StringSlices, value_type: pa.DataType, rows: np.ndarray | None = None) -> pa.Array:

@@ -2,7 +2,8 @@
 then n-1 values of ``delta - min_delta`` bit-packed.
 
 Exact cost; applicable from 4 rows while the delta range fits FOR_MAX_BITS. Values
-depend on every row before them, so selected rows come from a full decode.
+depend on every row before them, so selected rows come from a full decode, except under
+a constant step (width 0: a row counter), where any row's value is arithmetic.
 """
 
 from __future__ import annotations
@@ -56,9 +57,23 @@ class DeltaFor:
 
     def read(self, r: ByteReader, expect: int | None, copy: bool, depth: int, child: ChildReader) -> IntPayload:
         signed, bits, first, min_delta, c, start, src = self._header(r, expect)
-        arr, u = unit.output(c, signed)
-        unit.status(r, bitpack.unpack_delta(src, bits, first, min_delta, u), "Delta+FOR body", start)
-        return IntPayload(values=arr)
+        dtype = np.int64 if signed else np.uint64
+
+        # _header checked the body holds every delta and read_bits the width, so decoding
+        # cannot fail any more: it waits until the values (or some rows) are asked for.
+        def decode() -> np.ndarray:
+            arr, u = unit.output(c, signed)
+            bitpack.unpack_delta(src, bits, first, min_delta, u)
+            return arr
+
+        def step(rows: np.ndarray) -> np.ndarray:
+            # A constant step (a row counter): any row's value by arithmetic, wrapping as
+            # the decode does. Other widths decode whole: a prefix sum that writes only
+            # the selected rows measured no faster than the fused unpack-and-sum.
+            at = np.asarray(rows, dtype=np.int64).astype(np.uint64) * min_delta + first
+            return at.view(dtype)
+
+        return IntPayload(decode, step if bits == 0 else None)
 
     def skip(self, r: ByteReader, expect: int | None, depth: int, child: ChildReader) -> None:
         self._header(r, expect)

@@ -13,6 +13,7 @@ import numpy as np
 from qdf_kernels import intcodecs, intdecode
 from qdf_kernels._status import ERR_LIMIT
 
+from ...columns.runs import run_index
 from ...format.reader import ByteReader
 from ...format.tags import QPackTag
 from ...format.varint import uvarint_len, write_uvarint
@@ -53,7 +54,7 @@ class _Runs:
 
     def take(self, rows: np.ndarray) -> np.ndarray:
         values, ends = self.runs()
-        return values[np.searchsorted(ends, rows, side="right")]
+        return values[run_index(ends, rows)]
 
 
 class RunLength:
