@@ -13,11 +13,11 @@ import pyarrow as pa
 from qdf_kernels import alpha as ak
 from qdf_kernels import strings as sk
 
+from ..codecs.strings.slices import StringSlices
 from ..columns import alloc
 from ..columns.buffers import checked_dictionary
 from ..columns.runs import RunColumn
 from ..errors import CorruptDataError
-from .strcol_scan import StringSlices
 
 _HIGH_BITS = np.uint64(0x8080808080808080)
 _LARGE = (pa.large_string(), pa.large_binary())
