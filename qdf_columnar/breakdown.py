@@ -12,24 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .codecs.registry import reference_name
+from .codecs.registry import reference_name, string_reference_name
 from .format.header import open_body
 from .format.reader import ByteReader
-from .format.tags import HEADER_SIZE, ColKind, ContainerTag, StrColTag
+from .format.tags import HEADER_SIZE, ColKind, ContainerTag
 from .wire.colstruct_read import ColumnDecoder
 from .wire.colstruct_read import read_header as read_colstruct_header
 from .wire.context import DecodeContext
 from .wire.shred_read import shredded_levels
-
-_STR_NAMES = {
-    StrColTag.DICT: "ColStrDict",
-    StrColTag.FSST: "ColStrFSST",
-    StrColTag.RAW: "ColStrRaw",
-    StrColTag.CONST: "ColStrConst",
-    StrColTag.DICT_FC: "ColStrDictFC",
-    StrColTag.ALPHA: "ColStrAlpha",
-    StrColTag.DICT_Q: "ColStrDictQ",
-}
 
 
 def _codec(buf: Any, at: int, kind: int) -> str:
@@ -37,7 +27,7 @@ def _codec(buf: Any, at: int, kind: int) -> str:
         return "(empty)"
     tag = buf[at]
     if kind == ColKind.STRING:
-        return _STR_NAMES.get(tag, "per-value strings (Dense)")
+        return string_reference_name(tag)
     return reference_name(tag)
 
 

@@ -21,12 +21,12 @@ from hypothesis import strategies as st
 from qdf_kernels import dense_strings as dsk
 
 import qdf_columnar as qdf
+from qdf_columnar.codecs.strings import per_value
 from qdf_columnar.errors import CorruptDataError, DecodeError, TruncatedError
 from qdf_columnar.format.reader import ByteReader
 from qdf_columnar.format.varint import encode_uvarint
 from qdf_columnar.options import Options
 from qdf_columnar.wire import dense as dense_mod
-from qdf_columnar.wire import strcol_scan
 from qdf_columnar.wire.dense import MAX_DECODE_ENTRIES, DenseReader, DenseWriter
 from qdf_columnar.wire.strcol_scan import StringSlices, read_str_bytes, scan_string_column
 
@@ -34,8 +34,8 @@ from qdf_columnar.wire.strcol_scan import StringSlices, read_str_bytes, scan_str
 @pytest.fixture(autouse=True)
 def _kernel_for_every_run(monkeypatch) -> None:
     # short runs (absolute, or next to the interned state) would otherwise take the Python reader
-    monkeypatch.setattr(strcol_scan, "SMALL_RUN", 0)
-    monkeypatch.setattr(strcol_scan, "STATE_PER_ROW", 1 << 40)
+    monkeypatch.setattr(per_value, "SMALL_RUN", 0)
+    monkeypatch.setattr(per_value, "STATE_PER_ROW", 1 << 40)
 
 
 OPTS = [Options.BALANCED, Options.BALANCED & ~Options.MTF, Options.BALANCED & ~Options.PAIR_PRED, Options.DENSE]
@@ -373,8 +373,8 @@ def test_lru_stamps_are_renumbered_when_they_run_out() -> None:
 def test_short_runs_next_to_a_large_state_stay_on_the_python_reader(monkeypatch) -> None:
     # Switching the state to arrays costs O(interned ids); a run must be long enough to
     # pay for it, so alternating short columns and row-major values cannot blow up.
-    monkeypatch.setattr(strcol_scan, "SMALL_RUN", 8)
-    monkeypatch.setattr(strcol_scan, "STATE_PER_ROW", 8)
+    monkeypatch.setattr(per_value, "SMALL_RUN", 8)
+    monkeypatch.setattr(per_value, "STATE_PER_ROW", 8)
     w = DenseWriter(Options.BALANCED)
     out = bytearray()
     names = [b"key-%04d" % i for i in range(1000)]

@@ -19,21 +19,21 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import qdf_columnar as qdf
+from qdf_columnar.codecs.qpack import INT_CODES
+from qdf_columnar.codecs.strings.alpha import ALPHA
+from qdf_columnar.codecs.strings.dictionary import DICTIONARY, _parts
+from qdf_columnar.codecs.strings.per_value import PER_VALUE, PER_VALUE_HEAD_PCT
+from qdf_columnar.codecs.strings.slab import SLAB
+from qdf_columnar.codecs.strings.unit import HEAD_ROWS, Column
 from qdf_columnar.format.varint import uvarint_len
 from qdf_columnar.options import Options
 from qdf_columnar.wire.dense import DenseWriter
-from qdf_columnar.wire.strcol_write import (
-    HEAD_ROWS,
-    PER_VALUE_HEAD_PCT,
-    _alpha_plan,
-    _balanced,
-    _Column,
-    _dict_parts,
-    _dict_smallest,
-    _per_value,
-    _raw,
-    write_string_column,
-)
+from qdf_columnar.wire.strcol_write import _reference_order, write_string_column
+
+
+def _column(arr: pa.Array, dense: DenseWriter) -> Column:
+    return Column(arr, dense, INT_CODES)
+
 
 LENGTHS = [0, 1, 7, 8, 9, 255, 256, 257, 4096]
 SHAPES = ["pool", "zipf", "hex", "text", "constant", "empty", "nonascii", "binary", "mixed", "long"]
@@ -236,9 +236,10 @@ def test_dense_kernel_matches_dense_writer(seed: int, n: int, distinct: int, opt
     arr = pa.array(vals, pa.binary() if binary else pa.string()) if binary else pa.array(
         [v.decode() for v in vals], pa.string())
     got = bytearray(b"\x01")
-    form = _per_value(_Column(arr, kern))
-    form.emit(got)
-    assert form.size == len(got) - 1
+    col = _column(arr, kern)
+    form = PER_VALUE.plan(col, None)
+    PER_VALUE.encode(got, col, form)
+    assert form.cost == len(got) - 1
     assert bytes(got) == bytes(want)
     assert _state(kern) == _state(py)
 
@@ -257,10 +258,10 @@ def test_balanced_keeps_per_value_strings_when_they_are_smallest() -> None:
     bal = qdf.encode(t, mode="balanced", go_compatible=True)
     ex = qdf.explain(bal).set_index("column")
     assert ex.loc["g", "codec"] == "per-value strings (Dense)"
-    col = _Column(pa.array(vals), DenseWriter(Options.BALANCED))
-    assert _dict_parts(col) is None  # 400 distinct: no dictionary form at all
-    alpha = _alpha_plan(col)
-    assert ex.loc["g", "bytes"] * 5 < alpha.size
+    col = _column(pa.array(vals), DenseWriter(Options.BALANCED))
+    assert _parts(col) is None  # 400 distinct: no dictionary form at all
+    alpha = ALPHA.plan(col, None)
+    assert ex.loc["g", "bytes"] * 5 < alpha.cost
     assert qdf.decode(bal, output="arrow").column("g").to_pylist() == vals
 
 
@@ -271,11 +272,11 @@ def test_balanced_is_never_larger_than_any_sized_candidate(shape: str, n: int) -
     arr = pa.array(vals, typ)
     got = bytearray()
     write_string_column(got, arr, DenseWriter(Options.BALANCED))
-    col = _Column(arr, DenseWriter(Options.BALANCED))
+    col = _column(arr, DenseWriter(Options.BALANCED))
     # every form sized without a heuristic gate, and per-value strings whenever the head gate admits them
-    cands = [_balanced(col), _raw(col), _dict_smallest(col), _alpha_plan(col)]
+    cands = [_reference_order(col), SLAB.plan(col, None), DICTIONARY.plan(col, None), ALPHA.plan(col, None)]
     if col.head_distinct() * 100 <= min(n, HEAD_ROWS) * PER_VALUE_HEAD_PCT:
-        cands.append(_per_value(col))
-    assert len(got) == min(c.size for c in cands if c is not None)
-    dp = _dict_parts(col)
+        cands.append(PER_VALUE.plan(col, None))
+    assert len(got) == min(c.cost for c in cands if c is not None)
+    dp = _parts(col)
     assert dp is None or dp.d <= 256

@@ -6,7 +6,8 @@ The columnar container and dumps/loads call only these functions. Integer payloa
 are the codec units of registry.py, picked by picker.py, written by the intenc.py
 driver and read by intdec.py.
 Float payloads are the units of floats/, picked and written by floatenc.py and read
-by floatdec.py.
+by floatdec.py. :data:`INT_CODES` is how string units (FC's dictionary codes) write and
+scan an integer payload: they sit below this driver, which imports the registry.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..format.tags import Kind, QPackTag
 from .bools import BOOL, PackBool
 from .floatdec import read_float, skip_float
 from .floatenc import encode_floats
-from .intdec import read_int, skip_int
+from .intdec import IntPayload, read_int, scan_int, skip_int
 from .intenc import MAX_ROWS, encode_int_array
 from .registry import BOOL_BY_TAG, payload_name
 
@@ -34,7 +35,22 @@ __all__ = [
     "decode_float_payload",
     "skip_payload",
     "payload_name",
+    "INT_CODES",
 ]
+
+
+class _IntCodes:
+    """The integer driver as string units use it (:class:`.strings.unit.IntCodes`)."""
+
+    def encode(self, out: bytearray, values: np.ndarray) -> None:
+        encode_int_array(out, values)
+
+    def scan(self, r: ByteReader, n: int) -> IntPayload:
+        return scan_int(r, n)
+
+
+INT_CODES = _IntCodes()
+
 
 # Kinds a raw E4 payload may carry, with their element width (plane16 keeps width bits 2).
 _RAW_WIDTHS = {k: 1 << (k & 3) for k in (*range(Kind.I64 + 1), Kind.F32, Kind.F64, Kind.PLANE16)}

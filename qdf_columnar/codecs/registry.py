@@ -1,4 +1,4 @@
-"""Every integer, float and bool codec, registered in one place.
+"""Every integer, float, bool and string-column codec, registered in one place.
 
 The picker tries :data:`INT_CANDIDATES` in this order and a candidate replaces the
 running best only when *strictly* smaller, so ties keep the earlier codec and the
@@ -7,8 +7,15 @@ Dict < PFOR). :data:`INT_CODECS` adds the containers the driver writes by measur
 (F0 PackBlock). Readers dispatch on the tag through :data:`INT_BY_TAG`; ``force=``
 names and explain's reference names come from the units.
 
-Adding a codec: one module under ``ints/`` or ``floats/`` following that folder's
-``unit.py`` contract, its kernel, its tests, and one line here.
+String column bodies (:mod:`.strings`): the picker takes the first unit of
+:data:`STRING_REFERENCE_ORDER` whose reference gate passes, then sizes
+:data:`STRING_CANDIDATES` in order and keeps a strictly smaller one (ties keep the
+earlier choice); the reader dispatches on the body's first byte through
+:data:`STRING_BY_TAG`, and a byte that is no block tag starts per-value strings
+(:data:`STRING_UNTAGGED`).
+
+Adding a codec: one module under ``ints/``, ``floats/`` or ``strings/`` following that
+folder's ``unit.py`` contract, its kernel, its tests, and one line here.
 """
 
 from __future__ import annotations
@@ -28,6 +35,13 @@ from .ints.patched import PFOR
 from .ints.raw import RAW
 from .ints.runs import RLE
 from .ints.unit import IntCodec
+from .strings.alpha import ALPHA
+from .strings.const import CONST
+from .strings.dictionary import DICTIONARY
+from .strings.fsst import FSST
+from .strings.per_value import PER_VALUE, PerValue
+from .strings.slab import SLAB
+from .strings.unit import StringCodec
 
 #: The whole-column candidates, in the picker's order (Go's tie-break).
 INT_CANDIDATES: tuple[IntCodec, ...] = (RAW, FOR, DELTA, RLE, DICT, PFOR)
@@ -46,6 +60,21 @@ FLOAT_BY_WIRE: dict[tuple[int, int], FloatCodec] = {w: c for c in FLOAT_CANDIDAT
 #: The bool codecs (one on the v1 wire).
 BOOL_CODECS: tuple[PackBool, ...] = (BOOL,)
 BOOL_BY_TAG: dict[int, PackBool] = {c.tag: c for c in BOOL_CODECS}
+
+#: The reference writer's order (writeStringColumn): the first unit whose ``gate`` passes
+#: is the reference-order choice; per-value strings' gate always passes.
+STRING_REFERENCE_ORDER: tuple[StringCodec, ...] = (DICTIONARY, ALPHA, SLAB, PER_VALUE)
+#: Sized after that choice, in this order; a candidate replaces the best so far only when
+#: strictly smaller. CASCADE leaves out the units that are not ``self_contained``, and
+#: only compression mode and CASCADE try the ``compression_only`` ones.
+STRING_CANDIDATES: tuple[StringCodec, ...] = (DICTIONARY, ALPHA, SLAB, PER_VALUE, FSST)
+#: Every string unit a body may use: the candidates and the read-only F9.
+STRING_CODECS: tuple[StringCodec, ...] = (*STRING_CANDIDATES, CONST)
+STRING_BY_TAG: dict[int, StringCodec] = {tag: c for c in STRING_CODECS for tag in c.tags}
+STRING_BY_NAME: dict[str, StringCodec] = {c.name: c for c in STRING_CODECS}
+#: What reads a string column body whose first byte is not a block tag.
+STRING_UNTAGGED: PerValue = PER_VALUE
+_STRING_REFERENCE_NAMES: dict[int, str] = {tag: ref for c in STRING_CODECS for tag, ref in c.tags.items()}
 
 _TAG_NAMES = {
     QPackTag.BOOL: "bool",
@@ -81,3 +110,9 @@ def payload_name(tag: int) -> str:
 def reference_name(tag: int) -> str:
     """The reference name of a QPack tag ("PackDeltaFor", ...); :func:`payload_name` for unknown tags."""
     return _REFERENCE_NAMES.get(tag) or payload_name(tag)
+
+
+def string_reference_name(tag: int) -> str:
+    """What ``qdf.explain`` prints for a string column body starting with ``tag``
+    ("ColStrDictFC", ...; per-value strings when it is no block tag)."""
+    return _STRING_REFERENCE_NAMES.get(tag, STRING_UNTAGGED.reference)

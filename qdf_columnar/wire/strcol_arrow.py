@@ -14,13 +14,13 @@ from qdf_kernels import alpha as ak
 from qdf_kernels import bitpack
 from qdf_kernels import strings as sk
 
+from ..codecs.strings.slices import StringSlices
 from ..columns import alloc
 from ..columns.buffers import checked_dictionary
 from ..columns.coded import CodedColumn
 from ..columns.runs import RunColumn
 from ..errors import CorruptDataError
 from .numeric_arrow import spread_present
-from .strcol_scan import StringSlices
 
 _HIGH_BITS = np.uint64(0x8080808080808080)
 _LARGE = (pa.large_string(), pa.large_binary())
