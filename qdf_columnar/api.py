@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .codecs.nested.plan import shreddable
+from .codecs.nested.unit import is_nested
 from .columns.inputs import to_arrow_table
 from .columns.logical import from_storage, to_storage
 from .columns.outputs import OutputKind, convert_output, empty_table, pandas_index_columns
@@ -31,7 +33,6 @@ from .wire.context import DecodeContext, EncodeContext
 from .wire.dict_write import plan_dictionaries, write_dictionary_batch
 from .wire.parallel import RowSelection, check_rows, materialize
 from .wire.rows import rows_for_speed, rows_table, split_note
-from .wire.shred_plan import is_nested, shreddable
 from .wire.shred_read import decode_shredded, open_shredded
 from .wire.shred_write import write_shredded
 

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from .codecs.nested.plan import unit_slots
 from .codecs.registry import reference_name, string_reference_name
+from .errors import DecodeError
 from .format.header import open_body
 from .format.reader import ByteReader
 from .format.tags import HEADER_SIZE, ColKind, ContainerTag
 from .wire.colstruct_read import ColumnDecoder
 from .wire.colstruct_read import read_header as read_colstruct_header
 from .wire.context import DecodeContext
-from .wire.shred_read import shredded_levels
+from .wire.shred_read import build_plan, shredded_levels
 
 
 def _codec(buf: Any, at: int, kind: int) -> str:
@@ -57,11 +59,15 @@ def explain(buf: bytes | bytearray | memoryview) -> Any:
     if h0 is not None:
         dicts = h0.dicts or []
         first_dict = n_levels - len(dicts)
+        nested = _nested_slots(h0, first_dict)
+        _label_nested(rows, nested, 0)
         for k in range(1, n_levels):
             at = r.pos
             r.u8(f"level {k}")
+            first = len(rows)
             _explain_container(r, ctx, plain, rows, start=at, level=k, n_levels=n_levels,
                                dictionary_of=dicts[k - first_dict] if k >= first_dict else None)
+            _label_nested(rows[first:], nested, k)
     elif root in (ContainerTag.COL_STRUCT, ContainerTag.HYBRID_COL_STRUCT):
         r = ByteReader(plain, HEADER_SIZE + 1)
         ctx = DecodeContext(flags=flags)
@@ -137,6 +143,27 @@ def _explain_container(
                      "nullable": False, "codec": "row-major values", "bytes": r.end - at})
         r.pos = r.end
     return header
+
+
+def _nested_slots(h0: Any, n_levels: int) -> dict[tuple[int, str], Any]:
+    """The nested units' own slots of a shredded batch (none when its note cannot be planned:
+    explain still lists the columns, only without the unit names)."""
+    if h0.shred is None:
+        return {}
+    try:
+        _, nodes = build_plan(h0, n_levels)
+    except DecodeError:
+        return {}
+    return unit_slots(list(nodes.values()))
+
+
+def _label_nested(rows: list[dict[str, Any]], nested: dict[tuple[int, str], Any], level: int) -> None:
+    """Prefix the codec of each nested unit's own slot with the unit's reference name
+    (``list lengths: PackFor``), as dictionary codes are (``dictionary codes: ...``)."""
+    for row in rows:
+        unit = nested.get((level, row["column"]))
+        if unit is not None:
+            row["codec"] = f"{unit.reference}: {row['codec']}"
 
 
 def _second_payload(buf: Any, body_at: int, info: Any, header: Any, ctx: Any) -> int:

@@ -14,8 +14,12 @@ earlier choice); the reader dispatches on the body's first byte through
 :data:`STRING_BY_TAG`, and a byte that is no block tag starts per-value strings
 (:data:`STRING_UNTAGGED`).
 
-Adding a codec: one module under ``ints/``, ``floats/`` or ``strings/`` following that
-folder's ``unit.py`` contract, its kernel, its tests, and one line here.
+Nested columns (:mod:`.nested`): :data:`NESTED_CODECS` are the shapes a list, struct or
+map column is shredded by; the plan (``nested/plan.py``) gives each nested type to the
+first unit whose ``applies`` passes (their conditions do not overlap).
+
+Adding a codec: one module under ``ints/``, ``floats/``, ``strings/`` or ``nested/``
+following that folder's ``unit.py`` contract, its kernel, its tests, and one line here.
 """
 
 from __future__ import annotations
@@ -35,6 +39,10 @@ from .ints.patched import PFOR
 from .ints.raw import RAW
 from .ints.runs import RLE
 from .ints.unit import IntCodec
+from .nested.lists import LIST
+from .nested.split_map import SPLIT_ENTRIES
+from .nested.struct import STRUCT
+from .nested.unit import NestedCodec
 from .strings.alpha import ALPHA
 from .strings.const import CONST
 from .strings.dictionary import DICTIONARY
@@ -75,6 +83,11 @@ STRING_BY_NAME: dict[str, StringCodec] = {c.name: c for c in STRING_CODECS}
 #: What reads a string column body whose first byte is not a block tag.
 STRING_UNTAGGED: PerValue = PER_VALUE
 _STRING_REFERENCE_NAMES: dict[int, str] = {tag: ref for c in STRING_CODECS for tag, ref in c.tags.items()}
+
+#: The nested shapes: lists (and maps, as lists of entries), a map's entries split by
+#: key, structs.
+NESTED_CODECS: tuple[NestedCodec, ...] = (LIST, SPLIT_ENTRIES, STRUCT)
+NESTED_BY_NAME: dict[str, NestedCodec] = {c.name: c for c in NESTED_CODECS}
 
 _TAG_NAMES = {
     QPackTag.BOOL: "bool",

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 import pyarrow as pa
 
+from ..codecs.nested.split_map import MAX_SPLIT_KEYS
 from ..columns.frames import PANDAS_NOTE_KEY
 from ..columns.inputs import ARROW_DTYPE_KEY
 from ..columns.kinds import DEFAULT_TYPES, type_from_str, type_to_str
@@ -73,8 +74,6 @@ def is_note(name: str, kind: int) -> bool:
 #: flat one) and, for a map whose values are split by key, the keys in level order.
 Layout = list[tuple[str, pa.DataType | None, list[str] | None]]
 
-#: A map column with at most this many distinct keys gets one value level per key.
-MAX_SPLIT_KEYS = 64
 
 
 class ParsedNote(NamedTuple):

@@ -1,8 +1,8 @@
 """Read a shredded batch (``[EF level 0, EF level 1, ...]``) back into nested Arrow columns.
 
-Level 0's schema note names the plan (:mod:`.shred_plan`); every level's column names
-must match it, so a buffer from another writer that merely looks alike is not
-misread. Select decodes only the slots of the columns asked for (other bodies are
+Level 0's schema note names the plan (:mod:`qdf_columnar.codecs.nested.plan`); every
+level's column names must match it, so a buffer from another writer that merely looks
+alike is not misread. Select decodes only the slots of the columns asked for (other bodies are
 seeked past with the column index, or walked without materialising); Where runs on
 level 0's flat columns exactly as on a plain ``EF`` batch, and nested columns are then
 taken at the surviving rows.
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from ..codecs.nested.plan import Plan, assemble
+from ..codecs.nested.unit import Node, Slot
 from ..columns.frames import empty_table
 from ..errors import CorruptDataError, DecodeError, QdfError, QueryError
 from ..format.reader import ByteReader
@@ -25,9 +25,6 @@ from ..query.prune import select_rows
 from .colstruct_read import ColStructHeader, read_header, scan_level
 from .dict_read import DictionaryColumn, DictionaryLevel, check_dictionary_columns, read_dictionary_levels
 from .parallel import RowSelection, check_rows, materialize
-from .shred_plan import Node, Plan, Slot, map_storage_type
-
-_INT32_MAX = (1 << 31) - 1
 
 
 def shredded_levels(r: ByteReader) -> int:
@@ -213,98 +210,6 @@ def _scan(r: ByteReader, h: ColStructHeader, ctx, wanted: set[str], copy: bool, 
     if h.has_index and r.pos != h.end:
         raise CorruptDataError("columnar level ends before its column index says", offset=r.pos)
     return scanned
-
-
-def assemble(node: Node, levels: list[dict[str, pa.Array]], level_rows: list[int]) -> pa.Array:
-    """Rebuild one nested array from its level columns (vectorised: offsets from lengths)."""
-    t = node.type
-    slot = node.slot
-    if node.slot is not None and slot.role == "leaf":
-        return levels[slot.level][slot.name]
-    if pa.types.is_struct(t):
-        if len(node.children) == 2 and node.children[1].split_keys is not None:  # map entries split by key
-            keys = assemble(node.children[0], levels, level_rows)
-            values = _unsplit(node.children[1], keys, levels)
-            if pa.types.is_dictionary(keys.type):
-                keys = keys.dictionary_decode()
-            key_type = t.field(0).type
-            children = [keys if keys.type == key_type else keys.cast(key_type), values]
-        else:
-            children = [assemble(c, levels, level_rows) for c in node.children]
-        mask = None
-        if slot is not None:
-            valid = levels[slot.level][slot.name]
-            if valid.null_count:
-                mask = valid.is_null()
-        try:
-            return pa.StructArray.from_arrays(children, fields=[t.field(i) for i in range(t.num_fields)], mask=mask)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
-            raise CorruptDataError(f"shredded struct does not fit its type: {exc}") from None
-    lengths = levels[slot.level][slot.name]
-    child = assemble(node.children[0], levels, level_rows)
-    counts = np.asarray(lengths.fill_null(0) if lengths.null_count else lengths, dtype=np.int64)
-    if counts.size and counts.min() < 0:
-        raise CorruptDataError(f"shredded list {slot.name!r} has a negative length")
-    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    if int(offsets[-1]) != len(child) or len(child) != level_rows[node.child_level]:
-        raise CorruptDataError(
-            f"shredded list {slot.name!r} has {int(offsets[-1])} elements, its level holds {len(child)}")
-    mask = lengths.is_null() if lengths.null_count else None
-    try:
-        if pa.types.is_large_list(t):
-            return pa.LargeListArray.from_arrays(pa.array(offsets), child, type=t, mask=mask)
-        if offsets[-1] > _INT32_MAX:
-            raise CorruptDataError(f"shredded list {slot.name!r} holds more elements than a 32-bit list can")
-        off32 = pa.array(offsets.astype(np.int32))
-        if pa.types.is_map(t):
-            if child.field(0).null_count:
-                raise CorruptDataError(f"shredded map {slot.name!r} has a null key")
-            return pa.ListArray.from_arrays(off32, child, type=map_storage_type(t), mask=mask).view(t)
-        if pa.types.is_fixed_size_list(t):
-            return _fixed_size(t, counts, child, mask, slot.name)
-        return pa.ListArray.from_arrays(off32, child, type=t, mask=mask)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
-        raise CorruptDataError(f"shredded list {slot.name!r} does not fit its type: {exc}") from None
-
-
-def _unsplit(node: Node, keys: pa.Array, levels: list[dict[str, pa.Array]]) -> pa.Array:
-    """A map's values back in entry order from one level per key (see shred_write._fill_split)."""
-    if pa.types.is_dictionary(keys.type):  # map the few dictionary entries, not every key
-        where = pc.index_in(keys.dictionary, value_set=pa.array(node.split_keys, keys.type.value_type))
-        if where.null_count:
-            raise CorruptDataError("a map key is not in the schema note's split key list")
-        codes = np.asarray(where, dtype=np.int8)[np.asarray(keys.indices)]
-    else:
-        where = pc.index_in(keys, value_set=pa.array(node.split_keys, keys.type))
-        if where.null_count:
-            raise CorruptDataError("a map key is not in the schema note's split key list")
-        codes = np.asarray(where).astype(np.int8)  # <= 64 keys: numpy sorts 8-bit keys by radix
-    counts = np.bincount(codes, minlength=len(node.split_keys)) if len(codes) else np.zeros(len(node.split_keys), int)
-    parts = [levels[c.slot.level][c.slot.name] for c in node.children]
-    if [len(p) for p in parts] != counts.tolist():
-        raise CorruptDataError("a map's value levels do not hold as many values as its keys say")
-    order = np.argsort(codes, kind="stable")
-    inverse = np.empty(len(order), dtype=np.int64)
-    inverse[order] = np.arange(len(order))
-    values = pa.concat_arrays(parts) if parts else pa.array([], node.type)
-    return values.take(pa.array(inverse))
-
-
-def _fixed_size(t: pa.FixedSizeListType, counts: np.ndarray, child: pa.Array, mask, name: str) -> pa.Array:
-    """Fixed-size lists: null slots hold no elements on the wire; Arrow wants ``size`` each."""
-    size = t.list_size
-    valid = np.ones(len(counts), dtype=bool) if mask is None else ~np.asarray(mask, dtype=bool)
-    if np.any(counts[valid] != size) or np.any(counts[~valid] != 0):
-        raise CorruptDataError(f"shredded fixed-size list {name!r} has a length other than {size}")
-    if mask is None:
-        values = child
-    else:  # give every null slot `size` null elements
-        src = np.full(len(counts) * size, -1, dtype=np.int64)
-        pos = np.flatnonzero(np.repeat(valid, size))
-        src[pos] = np.arange(len(pos))
-        values = child.take(pa.array(src, mask=src < 0))
-    return pa.FixedSizeListArray.from_arrays(values, type=t, mask=mask)
 
 
 __all__ = ["decode_shredded", "assemble", "build_plan", "shredded_levels"]
