@@ -202,6 +202,28 @@ def dictionary_take_into(codes, table, out):
 
 
 @kernel
+def runs_take_into(values, ends, table, out):
+    """out[r] = table[values[i]] for every row r of run i (rows ``ends[i-1]`` up to
+    ``ends[i]``): a dictionary column whose codes are runs, expanded run by run with no
+    per-row code array. ``ends`` is ascending and its last entry is ``len(out)``.
+    Returns the number of rows; ERR_CORRUPT at the first code outside the table."""
+    d = np.uint64(table.shape[0])
+    start = 0
+    for i in range(values.shape[0]):
+        c = np.uint64(values[i])
+        if c >= d:
+            return np.int64(ERR_CORRUPT)
+        v = table[c]
+        end = ends[i]
+        if end > out.shape[0]:
+            return np.int64(ERR_CORRUPT)
+        for j in range(start, end):
+            out[j] = v
+        start = end
+    return np.int64(start)
+
+
+@kernel
 def dictionary_spread_into(codes, mask, table, out):
     """out[i] = table[next present code] where bit i of ``mask`` is set, else 0.
 
@@ -338,6 +360,8 @@ def _warmup() -> None:
         dictionary_take_into(codes, np.frombuffer(np.zeros(1, dt).tobytes(), dtype=dt), np.empty(2, dt))
         dictionary_spread_into(np.zeros(2, np.uint64), mask, np.frombuffer(np.zeros(1, dt).tobytes(), dtype=dt),
                                np.empty(3, dt))
+        runs_take_into(np.zeros(1, np.uint64), np.array([2], np.int64), np.frombuffer(np.zeros(1, dt).tobytes(), dt),
+                       np.empty(2, dt))
     combine_time_into(
         np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.uint64), np.int64(1000), np.int64(1000), np.empty(2, np.int64)
     )

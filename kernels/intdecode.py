@@ -107,34 +107,51 @@ def rle_decode(src, pos, end, n, signed, out, errpos, max_runs):
     p = np.int64(pos)
     value = _U0
     while idx < n:
-        for k in range(2):  # the run's value, then its length
-            start = p
-            if p >= end:
-                errpos[0] = start
-                return np.int64(ERR_TRUNCATED)
-            b = np.uint64(src[p])
-            p += 1
-            x = b & _LOW7
-            if b >= _HI:
-                shift = _U7
-                for i in range(1, 10):
-                    if p >= end:
-                        errpos[0] = start
-                        return np.int64(ERR_TRUNCATED)
-                    b = np.uint64(src[p])
-                    p += 1
-                    x |= (b & _LOW7) << shift
-                    shift += _U7
-                    if b < _HI:
-                        if i == 9 and b > _U1:
-                            errpos[0] = start
-                            return np.int64(ERR_CORRUPT)
-                        break
-                else:
+        # The common run: a value of one or two bytes and a one-byte length, read with
+        # no data-dependent loop (a value's second byte is used or not by a multiply,
+        # not a branch). Anything else, and the last bytes of the input, take the
+        # general loop below, which also reports a damaged varint.
+        fast = False
+        if p + 3 <= end:
+            b0 = np.uint64(src[p])
+            b1 = np.uint64(src[p + 1])
+            c0 = b0 >> _U7
+            if (c0 & (b1 >> _U7)) == _U0:
+                start = p + 1 + np.int64(c0)
+                x = np.uint64(src[start])
+                if x < _HI:
+                    value = (b0 & _LOW7) | (((b1 & _LOW7) << _U7) * c0)
+                    p = start + 1
+                    fast = True
+        if not fast:
+            for k in range(2):  # the run's value, then its length
+                start = p
+                if p >= end:
                     errpos[0] = start
-                    return np.int64(ERR_CORRUPT)
-            if k == 0:
-                value = x
+                    return np.int64(ERR_TRUNCATED)
+                b = np.uint64(src[p])
+                p += 1
+                x = b & _LOW7
+                if b >= _HI:
+                    shift = _U7
+                    for i in range(1, 10):
+                        if p >= end:
+                            errpos[0] = start
+                            return np.int64(ERR_TRUNCATED)
+                        b = np.uint64(src[p])
+                        p += 1
+                        x |= (b & _LOW7) << shift
+                        shift += _U7
+                        if b < _HI:
+                            if i == 9 and b > _U1:
+                                errpos[0] = start
+                                return np.int64(ERR_CORRUPT)
+                            break
+                    else:
+                        errpos[0] = start
+                        return np.int64(ERR_CORRUPT)
+                if k == 0:
+                    value = x
         if x == _U0 or x > np.uint64(n - idx):
             errpos[0] = start
             return np.int64(ERR_CORRUPT)
@@ -144,8 +161,17 @@ def rle_decode(src, pos, end, n, signed, out, errpos, max_runs):
             return np.int64(ERR_LIMIT)
         if write:
             v = (value >> _U1) ^ (_U0 - (value & _U1)) if signed else value
-            for i in range(idx, idx + run):
-                out[i] = v
+            if run <= 4 and idx + 4 <= n:
+                # A short run (nafld2's day offsets average two rows): four stores with no
+                # loop whose trip count the branch predictor cannot guess; the rows past
+                # the run are written again by the runs after it, which cover every row.
+                out[idx] = v
+                out[idx + 1] = v
+                out[idx + 2] = v
+                out[idx + 3] = v
+            else:
+                for i in range(idx, idx + run):
+                    out[i] = v
         idx += run
     return p
 

@@ -187,3 +187,39 @@ def test_run_index_of_a_row_past_the_last_run_is_corrupt() -> None:
             run_index(ends, np.array(rows, np.int64))
     with pytest.raises(CorruptDataError, match="ends at row 0"):
         run_index(np.empty(0, np.int64), np.array([0], np.int64))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(1, 9), min_size=0, max_size=40), st.integers(1, 20), st.integers(0, 2**32 - 1))
+def test_runs_take_is_the_table_at_each_rows_code(lengths: list[int], d: int, seed: int) -> None:
+    from qdf_kernels import columns as ck
+
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, d, len(lengths)).astype(np.uint64)
+    ends = np.cumsum(lengths, dtype=np.int64)
+    table = rng.integers(0, 2**63, d, dtype=np.int64).astype(np.uint64)
+    out = np.empty(int(ends[-1]) if len(ends) else 0, np.uint64)
+    assert ck.runs_take_into(codes, ends, table, out) == len(out)
+    np.testing.assert_array_equal(out, table[np.repeat(codes, lengths)])
+    if len(codes):  # a code outside the table, or a run past the output, is refused
+        bad = codes.copy()
+        bad[-1] = d
+        assert ck.runs_take_into(bad, ends, table, out) < 0
+        assert ck.runs_take_into(codes, ends, table, out[:-1]) < 0
+
+
+def test_dictionary_codes_in_runs_expand_run_by_run(monkeypatch) -> None:
+    """A dictionary level whose codes are long runs expands through runs_take_into (no
+    per-row code array) and gives the values; a code outside the table is corrupt."""
+    from qdf_columnar.codecs.ints import runs as runs_module
+
+    calls = []
+    real = runs_module.ck.runs_take_into
+    monkeypatch.setattr(runs_module.ck, "runs_take_into", lambda *a: calls.append(1) or real(*a))
+    rng = np.random.default_rng(5)
+    ids = np.repeat(rng.integers(10**9, 10**12, 40)[rng.integers(0, 40, 2000)], rng.integers(20, 60, 2000))
+    t = pa.table({"id": ids, "x": np.arange(len(ids))})
+    buf = qdf.encode(t)
+    assert "dictionary codes: PackRLE" in qdf.explain(buf)["codec"].tolist()
+    assert qdf.decode(buf, output="arrow").equals(t)
+    assert calls, "the run-coded dictionary codes were expanded row by row"

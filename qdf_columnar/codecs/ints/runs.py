@@ -10,6 +10,7 @@ in the same pass when the caller knows (and has budgeted) the row count.
 from __future__ import annotations
 
 import numpy as np
+from qdf_kernels import columns as ck
 from qdf_kernels import intcodecs, intdecode
 from qdf_kernels._status import ERR_LIMIT
 
@@ -56,6 +57,12 @@ class _Runs:
         values, ends = self.runs()
         return values[run_index(ends, rows)]
 
+    def gather(self, table: np.ndarray, out: np.ndarray) -> int:
+        """``out[i] = table[value of row i]``, run by run (the values are dictionary codes):
+        the row count, or a negative status when a code is outside ``table``."""
+        values, ends = self.runs()
+        return int(ck.runs_take_into(values, ends, table, out))
+
 
 class RunLength:
     name = "rle"
@@ -90,7 +97,7 @@ class RunLength:
                 unit.status(r, end, "RLE runs", int(errpos[0]))
                 runs = _Runs(buf, r.pos, int(end), c, signed)
                 r.pos = int(end)
-                return IntPayload(runs.values, runs.take, runs=runs.runs)
+                return IntPayload(runs.values, runs.take, runs=runs.runs, gather=None if signed else runs.gather)
             arr, u = unit.output(c, signed)
             end = intdecode.rle_decode(buf, r.pos, r.end, c, signed, u, errpos, -1)
             unit.status(r, end, "RLE runs", int(errpos[0]))
