@@ -482,3 +482,29 @@ def _eval_k(expr, t: pa.Table) -> np.ndarray:  # noqa: ANN001
     from qdf_columnar.query.evaluate import evaluate
 
     return evaluate(expr, {"k": t.column("k")}, t.num_rows)
+
+
+def test_a_column_whose_dictionary_form_wins_trains_no_fsst_table(monkeypatch) -> None:
+    """The dictionary form is sized first and the direct body only has to beat it: FSST,
+    whose lower bound already loses to a few codes per row, is not trained for nothing."""
+    import qdf_columnar.codecs.fsst as fsst_codec
+
+    stamps = [f"2013-01-{d:02d} {h:02d}:00:00" for d in range(1, 29) for h in range(24)]
+    rng = np.random.default_rng(1)
+    t = pa.table({"when": pa.array([stamps[k] for k in np.sort(rng.integers(0, len(stamps), 20_000))]),
+                  "n": np.arange(20_000)})
+    trained, rows = [], []
+    real_train, real_block = fsst_codec.ft.fsst_train_into, fsst_codec.fsst_block
+
+    def block(offsets, data, n, limit=None):
+        rows.append(n)
+        return real_block(offsets, data, n, limit)
+
+    monkeypatch.setattr(fsst_codec.ft, "fsst_train_into", lambda *a: trained.append(rows[-1]) or real_train(*a))
+    monkeypatch.setattr(fsst_codec, "fsst_block", block)
+    buf = qdf.encode(t, mode="balanced")
+    codecs = qdf.explain(buf).groupby("column")["codec"].apply(list)["when"]
+    assert any(c.startswith("dictionary codes") for c in codecs), codecs
+    assert 20_000 in rows  # the direct body was sized ...
+    assert 20_000 not in trained  # ... without training a table for its 20,000 rows
+    assert qdf.decode(buf, output="arrow").equals(t)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import qdf_columnar as qdf
@@ -280,3 +280,24 @@ def test_balanced_is_never_larger_than_any_sized_candidate(shape: str, n: int) -
     assert len(got) == min(c.cost for c in cands if c is not None)
     dp = _parts(col)
     assert dp is None or dp.d <= 256
+
+
+@settings(max_examples=300, deadline=None)
+@given(shape=st.sampled_from([s for s in SHAPES if s != "binary"]), n=st.sampled_from([16, 40, 300, 2000]),
+       seed=st.integers(0, 2**32 - 1), independent=st.booleans(), fsst=st.booleans(), cut=st.floats(0.3, 1.5))
+def test_a_limit_changes_nothing_the_caller_keeps(shape: str, n: int, seed: int, independent: bool, fsst: bool,
+                                                  cut: float) -> None:
+    """With ``limit``, a body shorter than it is byte for byte the body written without it,
+    and a body that is not shorter than it without the limit is not shorter with it: the
+    forms left untried could not have been kept (plan_dictionaries relies on this)."""
+    vals, typ = _values(shape, n, seed, 0)
+    arr = pa.array(vals, type=typ)
+    free = bytearray()
+    write_string_column(free, arr, DenseWriter(Options.BALANCED), fsst=fsst, independent=independent)
+    limit = max(1, int(len(free) * cut))
+    bounded = bytearray()
+    write_string_column(bounded, arr, DenseWriter(Options.BALANCED), fsst=fsst, independent=independent,
+                        limit=limit)
+    assert (len(bounded) < limit) == (len(free) < limit)
+    if len(free) < limit:
+        assert bounded == free

@@ -148,9 +148,14 @@ def _zoned(ctx, kind: int, nullable: bool, n: int) -> bool:
 
 
 def write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx, *,
-               strings_enc: pa.DictionaryArray | None = None) -> None:
+               strings_enc: pa.DictionaryArray | None = None, limit: int | None = None) -> None:
     """Append one column body of ``kind`` (presence mask first when ``nullable``).
-    ``strings_enc``: ``arr.dictionary_encode()`` of a string column, when the caller has it."""
+    ``strings_enc``: ``arr.dictionary_encode()`` of a string column, when the caller has it.
+    ``limit``: the caller keeps the body only when it is shorter than this many bytes, so
+    a string column need not try the forms that cannot be (an FSST table is not trained
+    for a column whose dictionary form is already smaller); the body is then whatever
+    the other forms give. Without it, the smallest form."""
+    start = len(body)
     if _zoned(ctx, kind, nullable, len(arr)):
         dtype = {ColKind.INT: np.int64, ColKind.UINT: np.uint64, ColKind.FLOAT64: np.float64}[kind]
         write_zone_chunk(body, _numpy(arr, dtype), compress=bool(ctx.opts & Options.GORILLA_FLOAT))
@@ -189,7 +194,8 @@ def write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx, *
         # first-seen table (nulls are never in it).
         enc = strings_enc.drop_null() if strings_enc is not None and nullable else strings_enc
         write_string_column(body, vals, ctx.dense, fsst=bool(ctx.opts & (Options.FSST | Options.CASCADE)),
-                            independent=bool(ctx.opts & Options.CASCADE), enc=enc)
+                            independent=bool(ctx.opts & Options.CASCADE), enc=enc,
+                            limit=None if limit is None else limit - (len(body) - start))
     elif kind == ColKind.TIME:
         sec, nsec = split_timestamps(_numpy(vals, np.int64), vals.type.unit)
         encode_int_array(body, sec, block=block, local=local, aligned=aligned)

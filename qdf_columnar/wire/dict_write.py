@@ -119,10 +119,14 @@ def plan_dictionaries(table: pa.Table, ctx_factory) -> DictionaryPlan:
         if cand is None:
             continue
         codes, values = cand
-        direct = _body(arr, kind, ctx_factory, strings_enc)
         codes_body = _body(codes, ColKind.UINT, ctx_factory)
         level_size, level_body = _level(name, values, ctx_factory)
-        if len(codes_body) + level_size + note_cost < len(direct):
+        # The dictionary form first: the direct body is kept only when no larger than it,
+        # so forms that cannot be are not tried (FSST on a column whose codes and level
+        # are smaller than its bytes: Birthdays' dates, flights' tail numbers).
+        dict_cost = len(codes_body) + level_size + note_cost
+        direct = _body(arr, kind, ctx_factory, strings_enc, limit=dict_cost + 1)
+        if dict_cost < len(direct):
             plan.columns.append(DictColumn(i, name, codes, values, level_body))
             plan.bodies[name] = bytes(codes_body)
             note_cost = 0
@@ -269,9 +273,10 @@ def _hashed_dictionary(arr: pa.Array, enc: pa.DictionaryArray | None = None) -> 
     return pa.array(codes, type=pa.uint64(), mask=mask), values.take(pa.array(order))
 
 
-def _body(arr: pa.Array, kind: int, ctx_factory, strings_enc: pa.DictionaryArray | None = None) -> bytearray:
+def _body(arr: pa.Array, kind: int, ctx_factory, strings_enc: pa.DictionaryArray | None = None,
+          limit: int | None = None) -> bytearray:
     body = bytearray()
-    write_body(body, arr, kind, arr.null_count > 0, ctx_factory(), strings_enc=strings_enc)
+    write_body(body, arr, kind, arr.null_count > 0, ctx_factory(), strings_enc=strings_enc, limit=limit)
     return body
 
 

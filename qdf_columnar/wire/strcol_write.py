@@ -68,18 +68,23 @@ from ..codecs.strings.unit import Column, StrPlan
 
 
 def write_string_column(out: bytearray, arr: pa.Array, dense: Any, *, fsst: bool = False,
-                        independent: bool = False, enc: pa.DictionaryArray | None = None) -> str:
+                        independent: bool = False, enc: pa.DictionaryArray | None = None,
+                        limit: int | None = None) -> str:
     """Append the body of a string column (no nulls in ``arr``); return the form's name.
 
     ``independent`` (Options.CASCADE) leaves out per-value strings: every form left is
     a self-contained block, so the body neither reads nor changes the Dense intern
     state and a reader seeks past it (the column index gives its length).
     ``enc``: ``arr.dictionary_encode()`` (first-seen order), when the caller has it.
+    ``limit``: the caller keeps the body only when it is shorter than this many bytes;
+    a candidate whose lower bound shows it cannot be is not sized (nor, for FSST,
+    trained). Whenever some form is shorter than ``limit``, the body is the one written
+    without it: a candidate left out could not have been chosen.
     """
     if len(arr) == 0:
         return "empty"
     col = Column(arr, dense, INT_CODES, enc)
-    plan = _self_contained(col, fsst=fsst) if independent else _smallest(col, fsst=fsst)
+    plan = _self_contained(col, fsst=fsst, limit=limit) if independent else _smallest(col, fsst=fsst, limit=limit)
     STRING_BY_NAME[plan.codec].encode(out, col, plan)
     return plan.codec
 
@@ -93,7 +98,13 @@ def _reference_order(col: Column) -> StrPlan:
     raise AssertionError("the reference order ends with a form whose gate always passes")
 
 
-def _smallest(col: Column, *, fsst: bool) -> StrPlan:
+def _bound(best: StrPlan, limit: int | None) -> int:
+    """What a candidate must be strictly smaller than to matter: the best so far, or the
+    caller's ``limit`` when lower."""
+    return best.cost if limit is None else min(best.cost, limit)
+
+
+def _smallest(col: Column, *, fsst: bool, limit: int | None = None) -> StrPlan:
     """The smallest exact-size form; ties keep the reference-order choice, then the
     earlier candidate.
 
@@ -106,13 +117,13 @@ def _smallest(col: Column, *, fsst: bool) -> StrPlan:
     for unit in STRING_CANDIDATES:
         if unit.compression_only and not fsst:
             continue
-        plan = unit.plan(col, best.cost)
+        plan = unit.plan(col, _bound(best, limit))
         if plan is not None and plan.cost < best.cost:
             best = plan
     return best
 
 
-def _self_contained(col: Column, *, fsst: bool) -> StrPlan:
+def _self_contained(col: Column, *, fsst: bool, limit: int | None = None) -> StrPlan:
     """The smallest self-contained form (never per-value strings), starting from the raw
     slab; a later candidate also replaces the best on a tie (dictionary over the slab,
     alphabet packing over both), as the CASCADE picker always has."""
@@ -121,7 +132,7 @@ def _self_contained(col: Column, *, fsst: bool) -> StrPlan:
     for unit in STRING_CANDIDATES:
         if unit is SLAB or not unit.self_contained or (unit.compression_only and not fsst):
             continue
-        plan = unit.plan(col, best.cost)
+        plan = unit.plan(col, _bound(best, limit))
         if plan is not None and plan.cost <= best.cost:
             best = plan
     return best
