@@ -364,3 +364,58 @@ def test_exceptions_carry_the_left_bits() -> None:
     payload = enc(a, "alprd")
     assert payload == go_payload(a, left_bw, dct)
     same_bits(dec(payload), a)
+
+
+def _float_columns(draw_seed: int, n: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(draw_seed)
+    return [
+        rng.random(n) * 1000,  # no short decimal form: ALP-RD's case
+        np.round(rng.random(n) * 100, 2),  # two decimals: ALP's
+        rng.integers(0, 5, n).astype(np.float64) / 3,  # few distinct repeating fractions
+        np.where(rng.random(n) < 0.3, np.nan, rng.normal(size=n)),
+        np.full(n, math.pi),
+    ]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([16, 17, 100, 1000, 5000]))
+def test_no_alprd_payload_is_below_its_lower_bound(seed: int, n: int) -> None:
+    """The bound the picker prunes ALP-RD by is never above a real plan's size (nor its
+    written payload): pruning never drops a plan that could have been kept."""
+    for a in _float_columns(seed, n):
+        plan = alprd.search(a.view(np.uint64))
+        if plan is None:
+            continue
+        assert alprd.size(n, plan) >= alprd.lower_bound(n)
+        out = bytearray()
+        encode_float_array(out, a, compress=True, force="alprd")
+        assert len(out) >= alprd.lower_bound(n)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([16, 100, 1000, 5000]), cut=st.floats(0.05, 1.5))
+def test_a_limit_changes_no_float_payload_the_caller_keeps(seed: int, n: int, cut: float) -> None:
+    """With ``limit`` (balanced's light picker), a payload shorter than it is byte for byte
+    the one written without it, and one that is not shorter without it is not with it."""
+    for a in _float_columns(seed, n):
+        free, bounded = bytearray(), bytearray()
+        encode_float_array(free, a, compress=True, light=True)
+        limit = max(1, int(len(free) * cut))
+        encode_float_array(bounded, a, compress=True, light=True, limit=limit)
+        assert (len(bounded) < limit) == (len(free) < limit)
+        if len(free) < limit:
+            assert bounded == free
+
+
+def test_alprd_is_not_searched_when_another_form_is_already_smaller(monkeypatch) -> None:
+    calls = []
+    real = alprd.search
+    monkeypatch.setattr(alprd, "search", lambda u: calls.append(len(u)) or real(u))
+    rng = np.random.default_rng(2)
+    decimals = np.round(rng.random(4000) * 100, 1)  # ALP: about 10 bits a value, far below 48
+    out = bytearray()
+    encode_float_array(out, decimals, compress=True, light=True)
+    assert not calls
+    np.testing.assert_array_equal(decode_float_payload(ByteReader(bytes(out), 0)), decimals)
+    encode_float_array(bytearray(), rng.random(4000), compress=True, light=True)  # no decimal form: searched
+    assert calls == [4000]

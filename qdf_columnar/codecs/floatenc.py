@@ -35,15 +35,22 @@ def _measured(a: np.ndarray, f: Fmt, plan: FloatPlan) -> FloatPlan:
     return dataclasses.replace(plan, payload=bytes(buf))
 
 
-def pick(a: np.ndarray, f: Fmt, *, light: bool = False) -> FloatPlan:
-    """The smallest plan for ``a`` among the candidates (``light``: memory-speed ones only)."""
+def pick(a: np.ndarray, f: Fmt, *, light: bool = False, limit: int | None = None) -> FloatPlan:
+    """The smallest plan for ``a`` among the candidates (``light``: memory-speed ones only).
+
+    ``limit`` (``light`` only): the caller keeps the payload only when it is shorter than
+    this many bytes, so a candidate that cannot be is not planned (the plan returned is
+    then the best of the others); whenever the smallest plan is shorter, it is returned
+    as without the limit."""
     best: FloatPlan | None = None
+    cap = limit if light else None  # the bit-stream codecs' early stop is not a bound to cut
     for unit in FLOAT_CANDIDATES:
         if light and not unit.memory_speed:
             continue
         # An exact plan larger than the best cost is never kept (:func:`replaces`): the
         # bit-stream codecs stop writing as soon as they pass it.
-        plan = unit.estimate(a, f, to_beat=None if best is None else best.cost)
+        to_beat = None if best is None else best.cost if cap is None else min(best.cost, cap)
+        plan = unit.estimate(a, f, to_beat=to_beat)
         if plan is None:
             continue
         kept = plan if best is None else replaces(plan, best, lambda p: _measured(a, f, p))
@@ -54,7 +61,7 @@ def pick(a: np.ndarray, f: Fmt, *, light: bool = False) -> FloatPlan:
 
 
 def encode_floats(out: bytearray, values: np.ndarray, *, compress: bool, force: str | None = None,
-                  light: bool = False, aligned: bool = False) -> None:
+                  light: bool = False, aligned: bool = False, limit: int | None = None) -> None:
     """Append one float payload: raw E4 when not ``compress``, else the picker's choice.
 
     ``light`` keeps only the schemes that decode at memory speed (ALP, ALP-RD, raw):
@@ -64,6 +71,7 @@ def encode_floats(out: bytearray, values: np.ndarray, *, compress: bool, force: 
     streams leave such a stage nothing to find.
     ``force`` ("raw", "gorilla", "chimp" (float64 only), "alp", "alprd" (float64 only))
     bypasses the picker for tests; forced codecs skip their planners' size gates.
+    ``limit``: see :func:`pick`.
     """
     arr = np.asarray(values)
     if arr.ndim != 1 or arr.dtype not in (np.float64, np.float32):
@@ -86,5 +94,5 @@ def encode_floats(out: bytearray, values: np.ndarray, *, compress: bool, force: 
         if plan is not None:
             alp.encode(out, a, f, alp.byte_aligned(plan, int(a.shape[0])))
             return
-    plan = pick(a, f, light=light)
+    plan = pick(a, f, light=light, limit=limit)
     FLOAT_BY_NAME[plan.codec].encode(out, a, f, plan)

@@ -119,15 +119,16 @@ def encode_float_raw(out: bytearray, values: np.ndarray) -> None:
 
 
 def encode_float_array(out: bytearray, values: np.ndarray, *, compress: bool, force: str | None = None,
-                       light: bool = False, aligned: bool = False) -> None:
+                       light: bool = False, aligned: bool = False, limit: int | None = None) -> None:
     """Append a float payload: raw E4 0B/0A without ``compress``, else the §3.2 picker
     (E7 Gorilla / Chimp128, F4 ALP or raw, never larger than raw; with ``light`` only
     the memory-speed ALP / ALP-RD).
 
     ``force`` in {None, "raw", "gorilla", "chimp", "alp", "alprd"} bypasses the picker (tests);
-    ``aligned``: ALP at a whole-byte width where it applies (Options.ALIGNED).
+    ``aligned``: ALP at a whole-byte width where it applies (Options.ALIGNED);
+    ``limit``: the caller keeps the payload only when shorter (floatenc.pick).
     """
-    encode_floats(out, values, compress=compress, force=force, light=light, aligned=aligned)
+    encode_floats(out, values, compress=compress, force=force, light=light, aligned=aligned, limit=limit)
 
 
 def decode_float_payload(r: ByteReader, *, n: int | None = None, copy: bool = True) -> np.ndarray:

@@ -152,9 +152,10 @@ def write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx, *
     """Append one column body of ``kind`` (presence mask first when ``nullable``).
     ``strings_enc``: ``arr.dictionary_encode()`` of a string column, when the caller has it.
     ``limit``: the caller keeps the body only when it is shorter than this many bytes, so
-    a string column need not try the forms that cannot be (an FSST table is not trained
-    for a column whose dictionary form is already smaller); the body is then whatever
-    the other forms give. Without it, the smallest form."""
+    a string or float column need not try the forms that cannot be (an FSST table is
+    not trained, an ALP-RD cut not searched, for a column whose dictionary form is
+    already smaller); the body is then whatever the other forms give. Without it, or
+    whenever the smallest form is shorter than it, the smallest form."""
     start = len(body)
     if _zoned(ctx, kind, nullable, len(arr)):
         dtype = {ColKind.INT: np.int64, ColKind.UINT: np.uint64, ColKind.FLOAT64: np.float64}[kind]
@@ -179,7 +180,8 @@ def write_body(body: bytearray, arr: pa.Array, kind: int, nullable: bool, ctx, *
         # Options.CASCADE alone (balanced preset) only its memory-speed schemes, ALP / ALP-RD or raw.
         full = bool(ctx.opts & Options.GORILLA_FLOAT)
         encode_float_array(body, _numpy(vals, np.float64), compress=full or bool(ctx.opts & Options.CASCADE),
-                           light=not full, aligned=aligned)
+                           light=not full, aligned=aligned,
+                           limit=None if limit is None else limit - (len(body) - start))
     elif kind == ColKind.FLOAT32:
         f32 = _numpy(vals.cast(pa.float32()) if pa.types.is_float16(vals.type) else vals, np.float32)
         encode_int_array(body, f32.view(np.uint32), block=block)  # raw bits through the uint picker

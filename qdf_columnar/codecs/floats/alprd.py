@@ -60,6 +60,12 @@ def size(n: int, plan: AlpRdPlan) -> int:
             + (n * (64 - plan.left_bw) + 7) // 8 + uvarint_len(plan.exc) + plan.exc * 7)
 
 
+def lower_bound(n: int) -> int:
+    """No ALP-RD payload of ``n`` values is smaller: :func:`size` with the widest cut (16
+    left bits, so 48 right bits a value), one dictionary entry and no exception."""
+    return 2 + uvarint_len(n) + 2 + 2 + (n * 48 + 7) // 8 + 1
+
+
 def alprd_plan(a: np.ndarray) -> tuple[AlpRdPlan | None, int]:
     """Go alprdPlanFloat64: (plan, size upper bound); plan None for float32, n < 16, above
     the row cap, or when the estimate is not below raw."""
@@ -97,6 +103,11 @@ class AlpRd:
     memory_speed = True
 
     def estimate(self, a: np.ndarray, f: Fmt, to_beat: int | None = None) -> FloatPlan | None:
+        # Its cost is an upper bound, which displaces a plan only when strictly smaller
+        # (floats.unit.replaces), and never below the right bits alone: no plan is
+        # searched for a column that another form already codes in that much.
+        if to_beat is not None and lower_bound(int(a.shape[0])) >= to_beat:
+            return None
         plan, est = alprd_plan(a)
         return None if plan is None else FloatPlan(self.name, est, False, plan)
 
