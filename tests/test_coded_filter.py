@@ -97,6 +97,7 @@ def _table(n: int = 20_000) -> pa.Table:
     words = np.array(["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"])
     catalogue = np.array([f"item {i * 7919 % 100003:06d} of the catalogue" for i in range(300)])
     floats = np.array([0.5, 1.25, -3.0, 1e10, 2.75, 9.5])
+    skew = np.where(rng.random(n) < 0.97, rng.integers(0, 4, n), rng.integers(4, 300, n))  # PFOR codes
     return pa.table({
         "word": words[rng.integers(0, 8, n)],  # an F5 block: packed codes
         "word_or_null": pa.array(words[rng.integers(0, 8, n)], mask=rng.random(n) < 0.2),
@@ -104,6 +105,7 @@ def _table(n: int = 20_000) -> pa.Table:
         "item_or_null": pa.array(catalogue[rng.integers(0, 300, n)], mask=rng.random(n) < 0.1),
         "price": floats[rng.integers(0, 6, n)],
         "price_or_null": pa.array(floats[rng.integers(0, 6, n)], mask=rng.random(n) < 0.15),
+        "sku_or_null": pa.array(np.array([f"sku {k:04d}" for k in skew]), mask=rng.random(n) < 0.1),
         "row": np.arange(n),
     })
 
@@ -126,6 +128,8 @@ def _filters() -> list:
         ~(c("price_or_null") == 9.5),
         (c("price_or_null") >= 2.75) & (c("word_or_null") == "hotel") & (c("row") >= 100),
         c("word") == "not a word",
+        c("sku_or_null") >= "sku 0002",
+        c("sku_or_null").isin(["sku 0250", "sku 0001"]) | c("sku_or_null").is_null(),
     ]
 
 
@@ -151,12 +155,14 @@ def test_filters_read_packed_codes(coded_buffer: tuple[pa.Table, bytes], monkeyp
         return real(expr, columns, n_rows)
 
     monkeypatch.setattr(evaluate_module, "evaluate", spy)
-    names = ["word", "word_or_null", "item", "item_or_null", "price", "price_or_null"]
+    names = ["word", "word_or_null", "item", "item_or_null", "price", "price_or_null", "sku_or_null"]
     expr = qdf.col(names[0]) == "x"
     for name in names[1:]:
         expr = expr | (qdf.col(name) == ("x" if "price" not in name else -1.0))
     qdf.decode(buf, filter=expr, output="arrow")
     assert seen == dict.fromkeys(names, "CodedColumn")
+    # sku_or_null's codes are PFOR (not mapped while packed): decoded once, then mapped
+    assert "dictionary codes: PackPFor" in qdf.explain(buf).groupby("column")["codec"].apply(list)["sku_or_null"]
 
 
 @pytest.mark.parametrize("k", range(len(_filters())))

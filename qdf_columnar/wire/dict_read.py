@@ -26,7 +26,7 @@ from ..format.tags import ColKind, ContainerTag
 from .bits import unpack_mask
 from .colstruct_read import ColStructHeader, Deferred, read_header, scan_level
 from .numeric_arrow import OFFSET_TYPES as _OFFSET_TYPES
-from .numeric_arrow import bits_dtype, scatter, spread_present, spread_strings, validity_buffer
+from .numeric_arrow import bits_dtype, read_only, scatter, spread_present, spread_strings, validity_buffer
 from .strcol_arrow import expand_entries
 
 
@@ -269,15 +269,25 @@ class DictionaryColumn:
         return RunColumn(checked_dictionary(codes, self.values), ends)
 
     def _coded(self) -> CodedColumn | None:
-        """The rows as their packed codes (a PackFor payload not decoded yet), or None."""
+        """The rows as their codes, mapped through a per-entry table by one kernel pass:
+        straight from the packed codes while their payload can (PackFor), else from the
+        decoded present codes (PFOR, blocks, ...), never as an Arrow dictionary array (no
+        int32 cast of the codes, no per-row mask pass over them). None for codes that are
+        not an integer payload."""
         source = getattr(self.codes, "payload", None)
-        if source is None or not source[0].gathers:
+        if source is None:
             return None
         payload, n, bitmap, n_present = source
+        gather = payload.gather if payload.gathers else None
 
         def lookup(table: np.ndarray) -> np.ndarray:
             dense = alloc.empty(n_present, np.uint8)
-            if payload.gather(table, dense) != n_present:
+            if gather is not None:
+                done = gather(table, dense)
+            else:
+                codes = read_only(np.ascontiguousarray(payload.values()).astype(np.uint64, copy=False))
+                done = ck.dictionary_take_into(codes, read_only(table), dense) if len(codes) == n_present else -1
+            if done != n_present:
                 raise self._outside(int(payload.values().max()))
             return dense if bitmap is None else spread_present(dense, bitmap, n)[0]
 
