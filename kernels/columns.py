@@ -269,37 +269,64 @@ def combine_time_into(sec, nsec, per, ns_per, out):
     return np.int64(out.shape[0])
 
 
-#: Set bits per byte value (a frozen constant inside the kernels).
-_POPCOUNT8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
 
 @kernel
-def present_ranks(mask, rows, sel_valid, ranks):
+def _word(mask, at):
+    """``mask[at:at + 8]`` as a little-endian word (the bytes past the end read as 0)."""
+    if at + np.uint64(8) <= np.uint64(mask.shape[0]):  # eight loads LLVM merges into one
+        return (np.uint64(mask[at]) | (np.uint64(mask[at + np.uint64(1)]) << np.uint64(8))
+                | (np.uint64(mask[at + np.uint64(2)]) << np.uint64(16))
+                | (np.uint64(mask[at + np.uint64(3)]) << np.uint64(24))
+                | (np.uint64(mask[at + np.uint64(4)]) << np.uint64(32))
+                | (np.uint64(mask[at + np.uint64(5)]) << np.uint64(40))
+                | (np.uint64(mask[at + np.uint64(6)]) << np.uint64(48))
+                | (np.uint64(mask[at + np.uint64(7)]) << np.uint64(56)))
+    w = np.uint64(0)
+    for i in range(at, np.uint64(mask.shape[0])):
+        w |= np.uint64(mask[i]) << (np.uint64(8) * (np.uint64(i) - at))
+    return w
+
+
+@kernel
+def _popcount(w):
+    """Set bits of a 64-bit word (SWAR: shifts and masks, no table)."""
+    w = w - ((w >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    w = (w & np.uint64(0x3333333333333333)) + ((w >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    w = (w + (w >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return (w * np.uint64(0x0101010101010101)) >> np.uint64(56)
+
+
+@kernel
+def present_ranks(mask, rows, sel_valid, ranks, before):
     """Which of ``rows`` are present, and where each present one sits among the present values.
 
     For a selective read of a nullable column: sel_valid[k] = bit ``rows[k]`` of the v1
     presence ``mask`` (LSB-first), and the j-th present row's ranks[j] = how many bits
     are set before it (its position among the column's present values). Returns the
     number of present rows (the prefix of ``ranks`` written). ``rows`` must be
-    ascending and below 8 * len(mask) (the caller's RowSelection); whole bytes are
-    counted by table, so the cost is one pass over the bitmap's bytes plus one step per
-    selected row.
+    ascending and below 8 * len(mask) (the caller's RowSelection). ``before`` (int64,
+    ``(len(mask) + 7) // 8`` slots) is scratch: the set bits before each 64-bit word,
+    counted in one pass, so each row costs a word load and a popcount with no loop (a
+    byte-by-byte walk between rows spaced a few bytes apart mispredicts its exit every
+    time: 118 us against 105 for 9,800 of 336,776 rows, and 17 against 2 for 100).
     """
-    count = np.uint64(0)
-    byte = np.uint64(0)
+    total = np.uint64(0)
+    last = (np.uint64(rows[rows.shape[0] - 1]) >> np.uint64(6)) + np.uint64(1) if rows.shape[0] else np.uint64(0)
+    for w in range(min(np.uint64(before.shape[0]), last)):  # only the words up to the last row's
+        before[w] = np.int64(total)
+        total += _popcount(_word(mask, np.uint64(w) * np.uint64(8)))
     j = 0
     for k in range(rows.shape[0]):
         r = np.uint64(rows[k])
-        b = r >> np.uint64(3)
-        while byte < b:
-            count += np.uint64(_POPCOUNT8[mask[byte]])
-            byte += np.uint64(1)
-        shift = r & np.uint64(7)
-        present = (mask[b] >> np.uint8(shift)) & np.uint8(1)
-        sel_valid[k] = present != 0
+        w = r >> np.uint64(6)
+        bit = r & np.uint64(63)
+        word = _word(mask, w * np.uint64(8))
+        present = (word >> bit) & np.uint64(1)
+        sel_valid[k] = present != np.uint64(0)
         if present:
-            low = mask[b] & np.uint8((1 << shift) - 1)
-            ranks[j] = np.int64(count + np.uint64(_POPCOUNT8[low]))
+            low = word & ((np.uint64(1) << bit) - np.uint64(1))
+            ranks[j] = before[w] + np.int64(_popcount(low))
             j += 1
     return np.int64(j)
 
@@ -337,7 +364,8 @@ def _warmup() -> None:
     for dt in (np.int64, np.uint64, np.float64, np.float32, np.uint32, np.uint16, np.uint8):
         scatter_present_into(np.ones(2, dtype=dt), mask, np.empty(3, dtype=dt))
     for m in (mask, np.frombuffer(mask.tobytes(), dtype=np.uint8)):  # a v1 bitmap: a bytes slice or a copy
-        present_ranks(m, np.array([0, 1], dtype=np.int64), np.empty(2, np.bool_), np.empty(2, np.int64))
+        present_ranks(m, np.array([0, 1], dtype=np.int64), np.empty(2, np.bool_), np.empty(2, np.int64),
+                      np.empty(1, np.int64))
     for dt in (np.uint8, np.uint16, np.uint32, np.uint64):  # read-only: the glue passes them so
         gather_present_into(np.frombuffer(np.zeros(3, dt).tobytes(), dtype=dt), np.frombuffer(mask.tobytes(), np.uint8),
                             np.int64(0), np.empty(4, dt))

@@ -108,14 +108,14 @@ def test_take_for_rejects_a_width_over_56() -> None:
 
 def test_present_ranks_are_the_presence_and_the_prefix_count() -> None:
     rng = np.random.default_rng(3)
-    for n in (1, 7, 8, 9, 100, 5000):
+    for n in (1, 7, 8, 9, 63, 64, 65, 100, 5000):
         valid = rng.random(n) < rng.random()
         bitmap = np.packbits(valid, bitorder="little")
         prefix = np.concatenate([[0], np.cumsum(valid)])
-        for rows in (np.flatnonzero(valid), np.unique(rng.integers(0, n, max(1, n // 3))), np.arange(n)):
+        for rows in (np.flatnonzero(valid), np.unique(rng.integers(0, n, max(1, n // 3))), np.arange(n), np.zeros(0)):
             rows = rows.astype(np.int64)
             sel, ranks = np.empty(len(rows), dtype=bool), np.full(len(rows), -1, dtype=np.int64)
-            k = ck.present_ranks(bitmap, rows, sel, ranks)
+            k = ck.present_ranks(bitmap, rows, sel, ranks, np.empty((len(bitmap) + 7) // 8, np.int64))
             np.testing.assert_array_equal(sel, valid[rows])
             assert k == int(valid[rows].sum())
             np.testing.assert_array_equal(ranks[:k], prefix[rows[valid[rows]]])

@@ -85,7 +85,9 @@ def present_positions(bitmap: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray,
     (one pass over the bitmap, which says both)."""
     sel_valid = np.empty(len(rows), dtype=bool)
     ranks = np.empty(len(rows), dtype=np.int64)
-    k = ck.present_ranks(np.ascontiguousarray(bitmap), np.ascontiguousarray(rows, dtype=np.int64), sel_valid, ranks)
+    bitmap = np.ascontiguousarray(bitmap)
+    before = np.empty((len(bitmap) + 7) // 8, dtype=np.int64)  # the kernel's per-word prefix counts
+    k = ck.present_ranks(bitmap, np.ascontiguousarray(rows, dtype=np.int64), sel_valid, ranks, before)
     return sel_valid, ranks[:k]
 
 
