@@ -212,4 +212,4 @@ def _scan(r: ByteReader, h: ColStructHeader, ctx, wanted: set[str], copy: bool, 
     return scanned
 
 
-__all__ = ["decode_shredded", "assemble", "build_plan", "shredded_levels"]
+__all__ = ["build_plan", "decode_shredded", "shredded_levels"]
