@@ -13,10 +13,11 @@ import zlib
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 import qdf_columnar as qdf
-from qdf_columnar.io.chunks import ZSTD_MIN_GAIN
+from qdf_columnar.io.chunks import ZSTD_MIN_GAIN, ZSTD_MIN_SAVING
 from qdf_columnar.io.layout import CHUNK_V1, CHUNK_ZSTD, MAGIC, TRAILER_SIZE
 from qdf_columnar.wire.values import dumps, loads
 
@@ -146,11 +147,31 @@ def test_zstd_wraps_a_chunk_only_when_it_pays():
     f = qdf.QdfFile(blob)
     (g,) = f.row_groups
     text_chunk, noise_chunk = g.chunks
-    assert text_chunk.codec == CHUNK_ZSTD and text_chunk.length < (1 - ZSTD_MIN_GAIN) * text_chunk.raw_length
+    assert text_chunk.codec == CHUNK_ZSTD
+    assert text_chunk.length < (1 - ZSTD_MIN_GAIN) * text_chunk.raw_length - ZSTD_MIN_SAVING
     assert noise_chunk.codec == CHUNK_V1 and noise_chunk.raw_length == noise_chunk.length
     pd.testing.assert_frame_equal(qdf.read_qdf(blob), df, check_exact=True)
     assert "zstd" in f.columns_summary().set_index("column").loc["text", "codecs"]
 
+
+
+def test_a_small_chunk_stays_unwrapped_when_zstd_saves_less_than_its_unpacking_costs():
+    """A chunk whose frame would be smaller, but by less than ZSTD_MIN_SAVING bytes plus
+    ZSTD_MIN_GAIN, keeps its v1 buffer in balanced mode: unpacking a small frame costs
+    more read time than its saving is worth. Compression mode keeps the smaller frame."""
+    rng = np.random.default_rng(8)
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    df = pd.DataFrame({"text": [" ".join(rng.choice(words, 6)) + f" #{i}" for i in range(60)]})
+    v1 = qdf.encode(df[["text"]], mode="balanced")
+    frame = pa.Codec("zstd", compression_level=3).compress(v1, asbytes=True)
+    assert len(frame) < (1 - ZSTD_MIN_GAIN) * len(v1)  # the old 5% rule alone would wrap it
+    assert len(frame) > (1 - ZSTD_MIN_GAIN) * len(v1) - ZSTD_MIN_SAVING
+    blob = qdf.write_qdf(df, None, mode="balanced")
+    (g,) = qdf.QdfFile(blob).row_groups
+    assert g.chunks[0].codec == CHUNK_V1
+    pd.testing.assert_frame_equal(qdf.read_qdf(blob), df, check_exact=True)
+    (g,) = qdf.QdfFile(qdf.write_qdf(df, None, mode="compression")).row_groups
+    assert g.chunks[0].codec != CHUNK_V1
 
 def _footer(data: bytes) -> tuple[int, dict]:
     flen = struct.unpack_from("<Q", data, len(data) - TRAILER_SIZE)[0]

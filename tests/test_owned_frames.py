@@ -115,6 +115,36 @@ def test_a_large_numeric_frame_is_not_copied_into_blocks() -> None:
     assert df.loc[0, "a"] == -1 and df.loc[n - 1, "b"] == 0.25
 
 
+
+def test_a_mid_size_frame_is_handed_over_only_when_every_column_can_be() -> None:
+    """Below OWNED_MIN_BYTES, a frame of numeric columns only is built on the decoder's
+    buffers (no second conversion of other columns to pay for); the same columns next
+    to a string column keep pyarrow's conversion, which is cheaper there."""
+    k = 2
+    need = outputs._owned_threshold(k, True)
+    assert need < outputs.OWNED_MIN_BYTES == outputs._owned_threshold(k, False)
+    n = need // (8 * k) + 1
+    nums = {"a": np.arange(n, dtype=np.int64), "b": np.arange(n, dtype=np.int64) * 3}
+    t = pa.table(nums)
+    assert t.nbytes < outputs.OWNED_MIN_BYTES
+    df = qdf.decode(qdf.encode(t))
+    pd.testing.assert_frame_equal(df, t.to_pandas(), check_exact=True)
+    assert len(t.to_pandas()._mgr.blocks) == 1  # pyarrow copies both into one 2-D block
+    assert len(df._mgr.blocks) == 2  # the decoder's own buffers, one per column
+    df.loc[0, "a"] = -1
+    assert df.loc[0, "a"] == -1
+    mixed = pa.table({**nums, "s": ["q"] * n})
+    got = qdf.decode(qdf.encode(mixed))
+    pd.testing.assert_frame_equal(got, mixed.to_pandas(), check_exact=True)
+    assert len(got._mgr.blocks) == len(mixed.to_pandas()._mgr.blocks)  # pyarrow's conversion
+    small = pa.table({c: v[: n // 4] for c, v in nums.items()})  # below the threshold: pyarrow's too
+    assert len(qdf.decode(qdf.encode(small))._mgr.blocks) == len(small.to_pandas()._mgr.blocks)
+
+
+def test_the_hand_over_threshold_grows_with_the_columns_and_is_capped() -> None:
+    got = [outputs._owned_threshold(k, True) for k in (1, 2, 5, 20, 200)]
+    assert got == sorted(got) and got[0] > 0 and got[-1] == outputs.OWNED_MIN_BYTES
+
 def _frames() -> list[pd.DataFrame]:
     rng = np.random.default_rng(4)
     n = 400

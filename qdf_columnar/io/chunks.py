@@ -4,7 +4,8 @@ A chunk is one top-level column of one row group as a complete qdf v1 buffer,
 ``encode()`` of that column alone, so a reader fetches and decodes only the columns a
 query touches, any v1 reader can decode a chunk by itself, and no chunk depends on
 another's bytes. The last stage is chosen per chunk, never larger. Balanced mode: the
-v1 buffer as it is, or a zstd frame of it when :data:`ZSTD_MIN_GAIN` smaller.
+v1 buffer as it is, or a zstd frame of it when that saves enough to pay for the
+unpacking (:data:`ZSTD_MIN_SAVING` bytes plus :data:`ZSTD_MIN_GAIN`).
 Compression mode also encodes the column with whole-byte integer widths
 (``Options.ALIGNED``) and keeps the smallest of either buffer as it is, with its tANS
 entropy pass, as a zstd frame, or as an xz stream (LZMA2; only when
@@ -36,10 +37,16 @@ except ImportError:  # pragma: no cover - every supported build has it
 
 #: zstd level per mode: balanced stays quick to write, compression spends more time.
 ZSTD_LEVEL = {"balanced": 3, "compression": 9}
-#: A zstd frame replaces the v1 buffer only when at least this much smaller (zstd costs
-#: a decompression pass and a copy; a few percent are not worth them in balanced mode,
-#: where reads come first; compression mode keeps whatever is smaller).
-ZSTD_MIN_GAIN = 0.05
+#: Balanced mode, where reads come first, wraps a chunk in a zstd frame only when the
+#: bytes it saves are worth the unpacking: at least ZSTD_MIN_SAVING bytes plus
+#: ZSTD_MIN_GAIN of the v1 buffer (compression mode keeps whatever is smaller).
+#: Unpacking a frame costs ~10 us however small it is, plus ~0.8 ns per byte
+#: (pyarrow's zstd on this project's chunks, 3 KB to 640 KB); a byte saved is worth
+#: ~10 ns over a 100 MB/s link, so a frame pays from ~1,000 bytes + 8% saved. On the
+#: bench-real tables this kept every large frame and dropped the small ones that
+#: saved a few hundred bytes to a few KB for 10-30 us of unpacking each.
+ZSTD_MIN_GAIN = 0.08
+ZSTD_MIN_SAVING = 1024
 #: Compression mode also weighs an xz stream (LZMA2, preset 6: an 8 MiB window and
 #: literals coded in the context of the byte before, which is what whole-byte integers
 #: need). It decodes at tens of MB/s, not GB/s, so it must beat the best other form by
@@ -92,15 +99,17 @@ def encode_chunk(table: pa.Table, encode: Any, mode: Any, column_index: bool | N
     aligned = encode(table, mode=(opts & ~Options.RANS) | Options.ALIGNED, **kw)
     if aligned != plain:
         sources.append(aligned)
-    return _smallest(sources, ZSTD_LEVEL["compression"], entropy=True, min_gain=0.0, xz=_lzma is not None)
+    return _smallest(sources, ZSTD_LEVEL["compression"], entropy=True, min_gain=0.0, min_saving=0,
+                     xz=_lzma is not None)
 
 
 def _smallest(sources: list[bytes], level: int, *, entropy: bool = False, min_gain: float = ZSTD_MIN_GAIN,
-              xz: bool = False) -> tuple[bytes, int, int]:
+              min_saving: int = ZSTD_MIN_SAVING, xz: bool = False) -> tuple[bytes, int, int]:
     """The smallest chunk made of one of the plain v1 buffers ``sources``: a buffer as it
     is (or with the tANS pass, when ``entropy``), or a zstd frame of one at ``level``,
-    kept only when ``min_gain`` smaller than the best v1 form; with ``xz``, also an xz
-    stream, kept only when :data:`XZ_MIN_GAIN` smaller than every other form."""
+    kept only when it saves ``min_saving`` bytes plus ``min_gain`` of the best v1 form;
+    with ``xz``, also an xz stream, kept only when :data:`XZ_MIN_GAIN` smaller than
+    every other form."""
     v1 = [finish_body(bytearray(b), entropy=True) if entropy else b for b in sources]
     best = min(v1, key=len)
     packed = [_zstd(level).compress(b, asbytes=True) for b in sources]
@@ -114,7 +123,7 @@ def _smallest(sources: list[bytes], level: int, *, entropy: bool = False, min_ga
             stream = _lzma.compress(src, format=_lzma.FORMAT_XZ, check=_lzma.CHECK_NONE, preset=XZ_PRESET)
             if len(stream) < bar and (codec == CHUNK_ZSTD or len(stream) < len(frame)):
                 frame, plain, codec = stream, src, CHUNK_XZ
-    if len(frame) < (1 - min_gain) * len(best) and len(plain) <= max_unpacked(len(frame)):
+    if len(frame) < (1 - min_gain) * len(best) - min_saving and len(plain) <= max_unpacked(len(frame)):
         return frame, codec, len(plain)
     return best, CHUNK_V1, len(best)
 
@@ -267,4 +276,4 @@ def _unxz(data: Any, chunk: Chunk, *, column: str, row_group: int) -> bytes:
 
 
 __all__ = ["ChunkOpener", "can_unpack_ahead", "chunk_table", "encode_chunk", "open_chunk", "read_adjacent",
-           "XZ_MIN_GAIN", "XZ_PRESET", "ZSTD_LEVEL", "ZSTD_MIN_GAIN"]
+           "XZ_MIN_GAIN", "XZ_PRESET", "ZSTD_LEVEL", "ZSTD_MIN_GAIN", "ZSTD_MIN_SAVING"]
