@@ -182,3 +182,76 @@ def test_filters_on_codes_in_a_file(k: int) -> None:
     expr = _filters()[k]
     got = qdf.read_qdf(blob, filter=expr, output="arrow")
     assert got.equals(_oracle(t, expr).cast(got.schema))
+
+
+def _skewed_strings(n: int = 20_000) -> pa.Table:
+    """String columns of a few values, 97% of rows the first: an F5 block whose codes
+    are a PFOR payload (not mapped while packed)."""
+    rng = np.random.default_rng(11)
+    tags = np.array([f"tag-{i:02d}" for i in range(8)])
+    skew = np.where(rng.random(n) < 0.97, rng.integers(0, 2, n), rng.integers(2, 8, n))
+    return pa.table({"tag": tags[skew], "tag_or_null": pa.array(tags[skew[::-1]], mask=rng.random(n) < 0.1),
+                     "row": np.arange(n)})
+
+
+def test_string_codes_in_other_payloads_are_decoded_once_and_mapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An F5 block whose codes are not PackFor reaches the predicate as a CodedColumn
+    mapped by one checking kernel pass (no DictionaryArray, no second check), and keeps
+    the rows the values keep."""
+    from qdf_columnar.wire import strcol_arrow
+
+    t = _skewed_strings()
+    buf = qdf.encode(t, mode="balanced")
+    assert qdf.explain(buf).set_index("column").loc["tag", "codec"] == "ColStrDictQ"
+    seen: dict[str, str] = {}
+    calls = []
+    real_eval, real_take = evaluate_module.evaluate, strcol_arrow.ck.dictionary_take_into
+
+    def spy(expr, columns, n_rows):  # noqa: ANN001, ANN202
+        seen.update({name: type(v).__name__ for name, v in columns.items()})
+        return real_eval(expr, columns, n_rows)
+
+    def take(codes, table, out):  # noqa: ANN001, ANN202
+        calls.append(len(codes))
+        return real_take(codes, table, out)
+
+    monkeypatch.setattr(evaluate_module, "evaluate", spy)
+    monkeypatch.setattr(strcol_arrow.ck, "dictionary_take_into", take)
+    c = qdf.col
+    for expr in (c("tag") == "tag-03", c("tag_or_null").isin(["tag-00", "tag-07"]), c("tag_or_null").is_null(),
+                 (c("tag") >= "tag-05") | (c("tag_or_null") != "tag-00")):
+        assert qdf.decode(buf, filter=expr, output="arrow").equals(_oracle(t, expr))
+    assert seen == {"tag": "CodedColumn", "tag_or_null": "CodedColumn"}
+    assert t.num_rows in calls  # tag's codes: decoded once, mapped by the checking kernel
+
+
+
+@pytest.mark.parametrize("column", ["tag", "sku_or_null"])
+def test_damaged_codes_met_by_a_filter_raise_a_decode_error(column: str) -> None:
+    """A filter mapping PFOR codes (an F5 block's, a dictionary level's) over damaged bytes
+    raises a DecodeError, never a QueryError (the query is fine, the bytes are not), and
+    where the damaged bytes still decode, keeps the rows the decoded values give."""
+    t = pa.table({column: (_skewed_strings() if column == "tag" else _table()).column(column)})
+    buf = qdf.encode(t, mode="balanced")
+    expr = qdf.col(column) == t.column(column)[3].as_py()
+    errors = 0
+    names = [k for k in range(len(buf)) if buf.startswith(column.encode(), k)]
+    for at in range(8, len(buf), max(1, len(buf) // 1500)):  # ~1,500 damaged copies
+        if any(k <= at < k + len(column) for k in names):
+            continue  # a damaged name is a column the query cannot find: a QueryError
+        bad = bytearray(buf)
+        bad[at] ^= 0x5A
+        try:
+            full = qdf.decode(bytes(bad), output="arrow")
+        except qdf.DecodeError:
+            full = None
+        try:
+            got = qdf.decode(bytes(bad), filter=expr, output="arrow")
+        except qdf.QueryError as exc:  # a DecodeError is no QueryError
+            raise AssertionError(f"byte {at}: {exc}") from None
+        except qdf.DecodeError:
+            errors += 1
+            continue
+        if full is not None:
+            assert got.equals(_oracle(full, expr))
+    assert errors > 0

@@ -28,7 +28,7 @@ from qdf_columnar.columns.buffers import data_values, validity_mask
 from qdf_columnar.columns.coded import CodedColumn
 from qdf_columnar.columns.decimals import scaled_int64, scaled_literal
 from qdf_columnar.columns.runs import RunColumn
-from qdf_columnar.errors import QueryError, UnsupportedTypeError
+from qdf_columnar.errors import DecodeError, QueryError, UnsupportedTypeError
 from qdf_columnar.query.dnf import FilterLike, as_expr
 from qdf_columnar.query.expr import And, Cmp, Expr, IsIn, IsNull, Not, Or
 from qdf_columnar.query.kleene import Masks, and_, false_of, not_, or_
@@ -383,7 +383,9 @@ def _eval(expr: Expr, columns: Mapping[str, Any], kinds: Mapping[str, str]) -> M
     name = expr.column
     try:
         return _leaf(expr, columns[name], kinds[name])
-    except QueryError as err:
+    except (QueryError, DecodeError) as err:
+        # a DecodeError: damaged bytes a coded column met while mapping its codes, which
+        # stay a decode error (not a query the user got wrong)
         raise err.with_location(column=name) from None
     except (pa.ArrowException, TypeError, ValueError, OverflowError, IndexError) as err:
         raise QueryError(f"cannot evaluate {expr!r}: {type(err).__name__}: {err}", column=name) from err

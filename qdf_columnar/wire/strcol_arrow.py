@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 from qdf_kernels import alpha as ak
 from qdf_kernels import bitpack
+from qdf_kernels import columns as ck
 from qdf_kernels import strings as sk
 
 from ..codecs.strings.slices import StringSlices
@@ -20,7 +21,7 @@ from ..columns.buffers import checked_dictionary
 from ..columns.coded import CodedColumn
 from ..columns.runs import RunColumn
 from ..errors import CorruptDataError
-from .numeric_arrow import spread_present
+from .numeric_arrow import read_only, spread_present
 
 _HIGH_BITS = np.uint64(0x8080808080808080)
 _LARGE = (pa.large_string(), pa.large_binary())
@@ -252,18 +253,27 @@ def slices_to_runs(sl: StringSlices, value_type: pa.DataType) -> RunColumn | Non
 
 def slices_to_coded(sl: StringSlices, value_type: pa.DataType, bitmap: np.ndarray | None = None,
                     valid: np.ndarray | None = None) -> CodedColumn | None:
-    """A dictionary block whose codes are still packed (F5's bit-packed index, or an FC
-    index in a PackFor payload not decoded yet) as a :class:`CodedColumn` a filter maps
-    through; None once the codes are unpacked or when their codec cannot map them. A
-    nullable column's codes are its present rows': ``bitmap`` (the v1 presence bitmap)
-    and ``valid`` (the same as a boolean mask) spread them over its rows."""
+    """A dictionary block whose codes are not unpacked yet (F5's bit-packed index, or an
+    FC index in a QPack payload) as a :class:`CodedColumn` a filter maps through; None
+    once the codes are unpacked. A PackFor payload maps its packed codes straight
+    through the per-entry table; other payloads (PFOR, blocks, ...) are decoded once and
+    mapped by one kernel pass that also checks each code, never cast to an Arrow
+    dictionary array nor checked again. A nullable column's codes are its present
+    rows': ``bitmap`` (the v1 presence bitmap) and ``valid`` (the same as a boolean
+    mask) spread them over its rows."""
     if sl._codes is not None:
         return None
     if sl.payload is not None:
         payload = sl.payload[0]
-        if not payload.gathers:
-            return None
-        gather = payload.gather
+        if payload.gathers:
+            gather = payload.gather
+        else:
+
+            def gather(table: np.ndarray, out: np.ndarray) -> int:
+                codes = np.ascontiguousarray(payload.values()).astype(np.uint64, copy=False)
+                if len(codes) != len(out):
+                    return -1
+                return int(ck.dictionary_take_into(read_only(codes), table, out))
     elif sl.packed is not None:
         body, bits = sl.packed
 
