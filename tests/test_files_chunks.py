@@ -328,3 +328,58 @@ def test_a_string_filter_is_evaluated_on_the_dictionary_codes(tmp_path, monkeypa
     elif "status" in got:
         assert isinstance(got["status"].dtype, pd.CategoricalDtype)
         assert got["status"].astype(object).tolist() == ["disputed"] * len(ref)
+
+
+def test_reads_on_threads_reuse_the_decoders_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """threads=2 decodes row groups, or the chunks of a one-group file, on the decoder's
+    long-lived pool: after the first reads, later reads start no thread (a pool per
+    read or per row group started and joined two threads every time)."""
+    import threading
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"a": rng.integers(0, 1000, 50_000), "b": rng.random(50_000).round(2),
+                       "c": rng.choice(["x", "y", "z"], 50_000)})
+    blobs = [qdf.write_qdf(df, None, row_group_size=20_000), qdf.write_qdf(df, None)]
+    assert [len(qdf.QdfFile(b).row_groups) for b in blobs] == [3, 1]
+    for blob in blobs:
+        pd.testing.assert_frame_equal(qdf.read_qdf(blob, threads=2), df, check_exact=True)
+    started = []
+    real = threading.Thread.start
+
+    def start(self: threading.Thread) -> None:
+        started.append(self.name)
+        real(self)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    for _ in range(3):
+        for blob in blobs:
+            pd.testing.assert_frame_equal(qdf.read_qdf(blob, threads=2, columns=["a", "b", "c"]), df,
+                                          check_exact=True)
+    assert not started
+
+
+def test_a_failed_map_on_the_pool_returns_only_once_every_call_is_done() -> None:
+    """The first error propagates only after the calls already running have finished and
+    the others were cancelled: nothing keeps reading the caller's bytes after it."""
+    import threading
+    import time
+
+    from qdf_columnar.wire.parallel import map_on_pool
+
+    running, done = threading.Event(), []
+
+    def call(k: int) -> int:
+        if k == 0:
+            running.wait(5)
+            raise ValueError("damaged")
+        running.set()
+        time.sleep(0.05)
+        done.append(k)
+        return k
+
+    with pytest.raises(ValueError, match="damaged"):
+        map_on_pool(2, call, list(range(6)))
+    settled = list(done)
+    time.sleep(0.3)
+    assert done == settled and 1 in done  # the running call finished before the raise
+    assert map_on_pool(2, lambda k: k * k, list(range(5))) == [0, 1, 4, 9, 16]

@@ -16,7 +16,6 @@ import threading
 import warnings
 import zlib
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -29,7 +28,7 @@ from ..errors import CorruptDataError, DecodeError, QdfWarning, QueryError, Trun
 from ..query import arrow_kind, as_expr, validate
 from ..query.evaluate import _leaves, _ts_ticks, evaluate
 from ..query.expr import Cmp, Expr, IsIn
-from ..wire.parallel import available_cpus, thread_count
+from ..wire.parallel import available_cpus, map_on_pool, thread_count
 from .chunks import ChunkOpener, can_unpack_ahead, read_adjacent
 from .layout import (
     CHUNK_V1,
@@ -327,8 +326,9 @@ class QdfFile:
         if n_workers == 1:
             results = [run(g) for g in groups]
         else:
-            with ThreadPoolExecutor(n_workers, thread_name_prefix="qdf-read") as ex:
-                results = list(ex.map(run, groups))
+            # Row groups on the decoder's long-lived pool (a group then decodes its chunks
+            # on its own thread, threads=1, so nothing it runs waits for the pool).
+            results = map_on_pool(n_workers, run, groups)
         skipped = [r for r in results if isinstance(r, DecodeError)]
         if skipped:
             warnings.warn(
@@ -407,8 +407,9 @@ class QdfFile:
             if k <= 1:
                 in_order = opener.decode_order(cols)
                 return dict(zip(in_order, map(one, in_order)))
-            with ThreadPoolExecutor(k, thread_name_prefix="qdf-chunk") as ex:
-                return dict(zip(cols, ex.map(one, cols)))
+            # the decoder's long-lived pool: no threads started and joined per row group
+            # (chunk decodes never submit to it themselves: they run with threads=False)
+            return dict(zip(cols, map_on_pool(k, one, cols)))
 
         try:
             return self._decode_group(g, names, expr, filter_cols, cats, decode_all)

@@ -15,8 +15,8 @@ import functools
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import NamedTuple
+from concurrent.futures import ThreadPoolExecutor, wait
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -34,6 +34,8 @@ _lock = threading.Lock()
 
 
 def _executor(n: int) -> ThreadPoolExecutor:
+    """The decoder's pool of at least ``n`` threads, started once and kept (grown when
+    asked for more)."""
     global _pool, _pool_size
     with _lock:
         if _pool is None or _pool_size < n:
@@ -42,6 +44,22 @@ def _executor(n: int) -> ThreadPoolExecutor:
             _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="qdf-decode")
             _pool_size = n
         return _pool
+
+
+def map_on_pool(n: int, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+    """``[fn(x) for x in items]`` on the long-lived pool of :func:`_executor`, in order.
+    When one call raises, the others not started are cancelled and the running ones
+    waited for before the error propagates: no call outlives this one (they may read a
+    memory-mapped file or a buffer the caller changes once it has the error)."""
+    pool = _executor(n)
+    futures = [pool.submit(fn, x) for x in items]
+    try:
+        return [f.result() for f in futures]
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        wait(futures)
+        raise
 
 
 @functools.lru_cache(maxsize=1)
@@ -109,4 +127,4 @@ def materialize(
 
     if k <= 1:
         return [build(make) for make in makers]
-    return list(_executor(k).map(build, makers))
+    return map_on_pool(k, build, makers)
