@@ -434,3 +434,43 @@ def test_decode_rows_of_a_row_cut_short_is_truncated() -> None:
     for rows in ([299], [0, 299], [298, 299]):
         with pytest.raises(TruncatedError, match="FSST codes"):
             cut.decode_rows(np.array(rows))
+
+
+def _train(strs: list[str]) -> tuple[int, np.ndarray]:
+    """(symbol count, stats: [final code bytes, code bytes under each round's table])."""
+    from qdf_kernels import fsst as fk
+    from qdf_kernels import fsst_train as ft
+
+    off, data = _cols(strs)
+    off.flags.writeable = data.flags.writeable = False
+    sbuf = np.empty(ft.SAMPLE_TARGET + ft.SAMPLE_CHUNK, np.uint8)
+    soff = np.empty(ft.SAMPLE_TARGET + ft.SAMPLE_CHUNK + 1, np.int64)
+    m = ft.fsst_sample_into(data, off, np.int64(ft.SAMPLE_TARGET), sbuf, soff)
+    stats = np.zeros(1 + ft.GENERATIONS, np.int64)
+    n = ft.fsst_train_into(sbuf, soff, np.int64(m), float(len(data)) / int(soff[m]),
+                           np.zeros(fk.MAX_SYMBOLS, np.uint64), np.zeros(fk.MAX_SYMBOLS, np.uint8),
+                           np.zeros(fk.HASH_SIZE, np.uint64), np.zeros(fk.HASH_SIZE, np.uint16),
+                           np.zeros(65536, np.uint16), np.zeros(256, np.uint16), stats)
+    return int(n), stats
+
+
+def test_training_stops_once_the_tables_stop_gaining_and_keeps_the_best() -> None:
+    """A column whose tables settle stops growing after MIN_GENERATIONS + a few rounds; a
+    column still gaining runs every round; either way the last round starts from the
+    best scored table, so the final table codes the sample no worse than that best."""
+    from qdf_kernels import fsst_train as ft
+
+    rng = np.random.default_rng(2)
+    settled = [f"status=ok region=eu-west-{i % 3}" for i in range(3000)]  # learnt in a few rounds
+    n, stats = _train(settled)
+    rounds = int(np.count_nonzero(stats[1:]))
+    assert n > 0 and ft.MIN_GENERATIONS + ft.STALL_GENERATIONS <= rounds < ft.GENERATIONS
+    assert stats[0] <= min(stats[1:rounds + 1]) * 1.01
+    for strs in (_urls(rng, 4000), _logs(rng, 3000), _paths(rng, 3000)):
+        n, stats = _train(strs)
+        rounds = int(np.count_nonzero(stats[1:]))
+        assert rounds >= ft.MIN_GENERATIONS + ft.STALL_GENERATIONS
+        assert stats[0] <= min(stats[1:rounds + 1]) * 1.01
+        off, data = _cols(strs)
+        block = fsst_codec.fsst_block(off, data, len(strs))
+        assert block is not None and _go_decode(bytes(block), len(strs)) == [s.encode() for s in strs]

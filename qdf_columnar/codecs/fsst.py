@@ -9,9 +9,11 @@ included, strictly smaller than sum(len) + n.
 
 Training differs from the reference on purpose (docs: kernels/fsst_train.py): the
 reference counts tokens and adjacent pairs on the first 8 KiB of the column for 3
-rounds; we follow the paper (12 generations on a ~16 KB random-row sample, pair and
-one-byte-extension candidates, libfsst's gain weights, one hashed symbol per 3-byte
-prefix) and prune entries that cannot pay for themselves. Any table is valid wire.
+rounds; we follow the paper (up to 12 generations on a ~16 KB random-row sample, pair
+and one-byte-extension candidates, libfsst's gain weights, one hashed symbol per 3-byte
+prefix; growing stops once the tables stop coding the sample smaller, and the best
+table takes the last round) and prune entries that cannot pay for themselves. Any
+table is valid wire.
 
 The reader is stricter than the reference's, which skips unknown codes, drops a
 dangling escape and only caps (never checks) totalDecodedBytes: all three are
