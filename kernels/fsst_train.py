@@ -140,43 +140,60 @@ def fsst_sample_into(data, offsets, target, sbuf, soff):
     return m
 
 
+#: A candidate slot is two words: its bytes, then ``len | cnt << 8 | gain << 36`` (len 0:
+#: empty). One cache line per probe instead of four arrays' (the table of a 16 KB sample
+#: has 64K slots, 1.6 MB as four arrays: most probes missed the cache). A sample holds at
+#: most SAMPLE_TARGET + SAMPLE_CHUNK bytes, so a round counts < 2**15 tokens of one kind
+#: and gains < 8 * 2**15: both fit their 28 bits.
+_CNT = np.uint64(1 << 8)
+_GAIN_SHIFT = np.uint64(36)
+_CNT_MASK = np.uint64((1 << 28) - 1)
+
+
 @kernel
-def _cand_add(kv, kl, gain, cnt, used, nused, v, ln, weight):
+def _cand_add(slots, used, nused, v, ln, weight):
     # Open addressing keyed by (bytes, length); at most len(used) keys (load 3/4) are
     # admitted, the frequent ones are in by then. Returns the new number of used slots.
-    mask = np.uint64(kv.shape[0] - 1)
+    mask = np.uint64((slots.shape[0] >> 1) - 1)
     h = ((v + ln * np.uint64(0x51ED27)) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)
     i = h & mask
     while True:
-        if kl[i] == 0:
+        meta = slots[2 * i + _U1]
+        if meta == _U0:
             if nused >= used.shape[0]:
                 return nused
-            kv[i] = v
-            kl[i] = np.uint8(ln)
-            gain[i] = weight
-            cnt[i] = 1
+            slots[2 * i] = v
+            slots[2 * i + _U1] = ln | _CNT | (np.uint64(weight) << _GAIN_SHIFT)
             used[nused] = np.int64(i)
             return nused + 1
-        if kv[i] == v and np.uint64(kl[i]) == ln:
-            gain[i] += weight
-            cnt[i] += 1
+        if slots[2 * i] == v and (meta & np.uint64(0xFF)) == ln:
+            slots[2 * i + _U1] = meta + _CNT + (np.uint64(weight) << _GAIN_SHIFT)
             return nused
         i = (i + _U1) & mask
 
 
 @kernel
-def _rank_by_gain(gain, used, nused):
-    # Positions 0..nused-1 ordered by descending gain[used[k]], ties by k: the same order
-    # as a stable argsort of -gain, by counting sort (gains are small positive ints; a
+def _gains(slots, used, nused):
+    """The gain of each used slot, in ``used`` order (for :func:`_rank_by_gain`)."""
+    out = np.empty(nused, np.int64)
+    for k in range(nused):
+        out[k] = np.int64(slots[2 * used[k] + 1] >> _GAIN_SHIFT)
+    return out
+
+
+@kernel
+def _rank_by_gain(gains, nused):
+    # Positions 0..nused-1 ordered by descending gains[k], ties by k: the same order as a
+    # stable argsort of -gains, by counting sort (gains are small positive ints; a
     # 40K-entry mergesort took ~2 ms per generation, most of the training time).
     gmax = 0
     for k in range(nused):
-        g = gain[used[k]]
+        g = gains[k]
         if g > gmax:
             gmax = g
     start = np.zeros(gmax + 1, np.int64)
     for k in range(nused):
-        start[gain[used[k]]] += 1
+        start[gains[k]] += 1
     acc = 0
     for g in range(gmax, -1, -1):
         c = start[g]
@@ -184,7 +201,7 @@ def _rank_by_gain(gain, used, nused):
         acc += c
     order = np.empty(nused, np.int64)
     for k in range(nused):
-        g = gain[used[k]]
+        g = gains[k]
         order[start[g]] = k
         start[g] += 1
     return order
@@ -217,10 +234,7 @@ def fsst_train_into(sbuf, soff, m, scale, sym_vals, sym_lens, h_val, h_info, sho
     size = 1024
     while size < 3 * nbytes + 64:
         size *= 2
-    kv = np.zeros(size, np.uint64)
-    kl = np.zeros(size, np.uint8)
-    gain = np.zeros(size, np.int64)
-    cnt = np.zeros(size, np.int64)
+    slots = np.zeros(2 * size, np.uint64)  # candidates: see _cand_add
     used = np.empty(size * 3 // 4, np.int64)  # candidate cap: 3/4 of the 3 x sample-bytes table
     nused = 0
     nsym = 0
@@ -234,7 +248,7 @@ def fsst_train_into(sbuf, soff, m, scale, sym_vals, sym_lens, h_val, h_info, sho
     for gen in range(GENERATIONS):
         grow = not final
         for k in range(nused):
-            kl[used[k]] = 0
+            slots[2 * used[k] + 1] = _U0
         nused = 0
         codes = 0  # code bytes of the sample under the table this round tokenizes with
         for r in range(m):
@@ -262,14 +276,14 @@ def fsst_train_into(sbuf, soff, m, scale, sym_vals, sym_lens, h_val, h_info, sho
                     v = np.uint64(sbuf[p])
                 else:
                     v = sym_vals[code]
-                nused = _cand_add(kv, kl, gain, cnt, used, nused, v, ln, np.int64(8 if ln == _U1 else ln))
+                nused = _cand_add(slots, used, nused, v, ln, np.int64(8 if ln == _U1 else ln))
                 if grow and pl != _U0:
                     if pl + ln <= np.uint64(MAX_SYMBOL_LEN):
-                        nused = _cand_add(kv, kl, gain, cnt, used, nused, pv | (v << (pl * _U8)), pl + ln,
+                        nused = _cand_add(slots, used, nused, pv | (v << (pl * _U8)), pl + ln,
                                           np.int64(pl + ln))
                     if ln > _U1 and pl < np.uint64(MAX_SYMBOL_LEN):
                         # previous token grown by one byte: lets long tokens still extend
-                        nused = _cand_add(kv, kl, gain, cnt, used, nused, pv | ((v & np.uint64(0xFF)) << (pl * _U8)),
+                        nused = _cand_add(slots, used, nused, pv | ((v & np.uint64(0xFF)) << (pl * _U8)),
                                           pl + _U1, np.int64(pl + _U1))
                 pv = v
                 pl = ln
@@ -283,19 +297,22 @@ def fsst_train_into(sbuf, soff, m, scale, sym_vals, sym_lens, h_val, h_info, sho
                 best_n = nsym
                 best_vals[:nsym] = sym_vals[:nsym]
                 best_lens[:nsym] = sym_lens[:nsym]
-        order = _rank_by_gain(gain, used, nused)
+        order = _rank_by_gain(_gains(slots, used, nused), nused)
         fsst_lookup_reset(h_info, short, byte_info)
         nsym = 0
         for k in range(nused):
             if nsym >= MAX_SYMBOLS:
                 break
             slot = used[order[k]]
-            ln = np.uint64(kl[slot])
+            meta = slots[2 * slot + 1]
+            ln = meta & np.uint64(0xFF)
+            cnt = np.int64((meta >> np.uint64(8)) & _CNT_MASK)
             # Entry costs 1 + len bytes; each use saves about a byte per extra char (>= 1).
-            if cnt[slot] * scale * max(1, int(ln) - 1) < 1 + int(ln):
+            if cnt * scale * max(1, int(ln) - 1) < 1 + int(ln):
                 continue
-            if fsst_lookup_add(kv[slot], ln, np.uint64(nsym), h_val, h_info, byte_info):
-                sym_vals[nsym] = kv[slot]
+            val = slots[2 * slot]
+            if fsst_lookup_add(val, ln, np.uint64(nsym), h_val, h_info, byte_info):
+                sym_vals[nsym] = val
                 sym_lens[nsym] = np.uint8(ln)
                 nsym += 1
         fsst_lookup_finish(sym_vals, sym_lens, nsym, short, byte_info)

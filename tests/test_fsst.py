@@ -381,13 +381,27 @@ def test_projection_skips_a_losing_encode(monkeypatch) -> None:
 def test_rank_by_gain_is_a_stable_descending_sort(gains: list[int], seed: int) -> None:
     from qdf_kernels.fsst_train import _rank_by_gain
 
-    rng = np.random.default_rng(seed)
-    slots = rng.permutation(1024)[: len(gains)].astype(np.int64)
-    gain = np.zeros(1024, np.int64)
-    gain[slots] = gains
-    used = np.concatenate([slots, np.zeros(8, np.int64)])  # entries past nused are ignored
-    got = _rank_by_gain(gain, used, len(gains))
+    got = _rank_by_gain(np.concatenate([np.asarray(gains, np.int64), np.full(8, 99, np.int64)]), len(gains))
     np.testing.assert_array_equal(got, np.argsort(-np.asarray(gains, np.int64), kind="stable"))
+
+
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(1, 8), st.sampled_from([1, 8])), max_size=300))
+def test_candidate_slots_count_and_weigh_each_key(adds: list[tuple[int, int, int]]) -> None:
+    """The packed candidate table counts (bytes, length) keys exactly as a dict does."""
+    from qdf_kernels.fsst_train import _cand_add, _gains
+
+    slots = np.zeros(2 * 1024, np.uint64)
+    used = np.empty(768, np.int64)
+    n, want = 0, {}
+    for v, ln, w in adds:
+        n = _cand_add(slots, used, n, np.uint64(v), np.uint64(ln), np.int64(w))
+        c, g = want.get((v, ln), (0, 0))
+        want[(v, ln)] = (c + 1, g + w)
+    got = {}
+    for k, gain in zip(used[:n], _gains(slots, used, n)):
+        meta = int(slots[2 * k + 1])
+        got[(int(slots[2 * k]), meta & 0xFF)] = ((meta >> 8) & ((1 << 28) - 1), int(gain))
+    assert got == want
 
 
 def _length_bytes(block: bytes, n: int) -> list[int]:
