@@ -1,4 +1,5 @@
-"""Dictionaries of small-span keys by a presence table (the encoder's dictionary trial).
+"""Dictionaries of fixed-width keys for the encoder's dictionary trial: a presence table
+for keys spanning few values, a hash table for the others.
 
 A column of integers, or of floats that are all whole numbers, spanning few values
 finds its sorted distinct values and each row's code with a table indexed by
@@ -13,6 +14,15 @@ as its int64 view with ``unsigned`` set, and a value at or above 2**63 declines)
 float64 (float32 widens exactly). Null rows are those whose bit in the Arrow
 validity ``bitmap`` (LSB first, from bit ``bit_off``) is 0; ``nullable`` False
 means there is none.
+
+Keys the presence table declines (floats with fractions or NaN, wide integers) get
+first-seen ids from :func:`hash_ids`, an open-addressing table of the distinct keys
+(bit patterns as uint64) that doubles as it fills and gives up once the column is
+mostly distinct. It answers as Arrow's ``dictionary_encode`` does (distinct keys in
+first-seen order, each row's index into them) in one pass, and stops as soon as the
+column proves mostly distinct: with the glue around it, diamonds' ``carat`` (54k rows,
+273 values) 0.43 -> 0.13 ms, movies' ``r1`` (12 values) 0.55 -> 0.13 ms, MplsStops'
+``lat`` (8,749 values: mostly distinct) 1.49 -> 1.16 ms.
 """
 
 from __future__ import annotations
@@ -96,6 +106,78 @@ def span_codes(keys, bitmap, bit_off, nullable, lo, rank, codes):
     return d
 
 
+#: Status of :func:`hash_ids`: more distinct keys than the caller's limit.
+TOO_MANY = -2
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@kernel
+def _rehash(seen, d, log):
+    """A table of ``1 << log`` slots holding the ``d`` distinct keys of ``seen``."""
+    slots = np.full(1 << log, -1, np.int64)
+    mask = np.uint64((1 << log) - 1)
+    shift = np.uint64(64 - log)
+    for j in range(d):
+        h = (seen[j] * _GOLDEN) >> shift
+        while slots[h] >= 0:
+            h = (h + np.uint64(1)) & mask
+        slots[h] = j
+    return slots
+
+
+@kernel
+def _hash_rows(keys, bitmap, bit_off, nullable, limit, ids, seen, slots, log, i, d):
+    """:func:`hash_ids` from row ``i`` with ``d`` keys seen, in a table of ``1 << log``
+    slots: returns (the next row, keys seen), stopping after the row that fills half
+    the table, or (-1, TOO_MANY). The table is a fixed array here: reassigning it
+    inside the row loop (to grow it) made every row ~15x slower."""
+    n = keys.shape[0]
+    mask = np.uint64((1 << log) - 1)
+    shift = np.uint64(64 - log)
+    while i < n:
+        if nullable and not _present(bitmap, bit_off, nullable, i):
+            ids[i] = 0
+            i += 1
+            continue
+        k = keys[i]
+        h = (k * _GOLDEN) >> shift
+        while True:
+            s = slots[h]
+            if s < 0 or seen[s] == k:
+                break
+            h = (h + np.uint64(1)) & mask
+        if s < 0:
+            if d >= limit:
+                return -1, TOO_MANY
+            seen[d] = k
+            slots[h] = d
+            s = d
+            d += 1
+        ids[i] = s
+        i += 1
+        if 2 * d > (1 << log):
+            break
+    return i, d
+
+
+@kernel
+def hash_ids(keys, bitmap, bit_off, nullable, limit, ids, seen):
+    """First-seen ids of the present ``keys`` (uint64): ``ids[i]`` = index of row i's key
+    among the distinct keys, which land in ``seen`` in first-seen order; a null row
+    gets id 0 (as ``fill_null(0)`` gives Arrow's null indices). Returns the number of
+    distinct keys, or TOO_MANY as soon as there would be more than ``limit``
+    (``seen`` needs ``limit`` entries). The table starts at 1,024 slots and doubles
+    whenever it is half full."""
+    log = 10
+    slots = np.full(1 << log, -1, np.int64)
+    i, d = _hash_rows(keys, bitmap, bit_off, nullable, limit, ids, seen, slots, log, 0, 0)
+    while 0 <= i < keys.shape[0]:
+        log += 1
+        slots = _rehash(seen, d, log)
+        i, d = _hash_rows(keys, bitmap, bit_off, nullable, limit, ids, seen, slots, log, i, d)
+    return d
+
+
 def _warmup() -> None:
     """Compile for int64 and float64 keys, with and without nulls; keys and bitmap
     read-only, as the glue passes them."""
@@ -108,3 +190,7 @@ def _warmup() -> None:
             span_bounds(keys, bitmap, np.int64(0), nullable, False, is_float, out)
             span_codes(keys, bitmap, np.int64(0), nullable, np.int64(1), np.zeros(3, dtype=np.int32),
                        np.empty(4, dtype=np.uint64))
+    keys = np.frombuffer(np.array([7, 9, 7, 1], dtype=np.uint64).tobytes(), dtype=np.uint64)
+    for nullable in (False, True):
+        hash_ids(keys, bitmap, np.int64(0), nullable, np.int64(2), np.empty(4, dtype=np.int64),
+                 np.empty(2, dtype=np.uint64))

@@ -255,22 +255,59 @@ _NO_BITMAP = np.zeros(1, dtype=np.uint8)
 
 
 def _hashed_dictionary(arr: pa.Array, enc: pa.DictionaryArray | None = None) -> tuple[pa.Array, pa.Array] | None:
+    limit = (len(arr) - arr.null_count) // 2  # more distinct values than this: no dictionary
     if enc is None:
-        enc = pc.dictionary_encode(_hashable(arr))
-    d = len(enc.dictionary)
-    if d == 0 or d > (len(arr) - arr.null_count) // 2:
+        keyed = _first_seen_ids(arr, limit)
+        if keyed is None:
+            enc = pc.dictionary_encode(_hashable(arr))
+        elif keyed is _TOO_MANY:
+            return None
+    if enc is not None:
+        dictionary = enc.dictionary
+        indices = enc.indices
+        ids = np.asarray(indices.fill_null(0) if indices.null_count else indices, dtype=np.int64)
+    else:
+        dictionary, ids = keyed
+    d = len(dictionary)
+    if d == 0 or d > limit:
         return None
-    values = enc.dictionary.view(arr.type) if enc.dictionary.type != arr.type else enc.dictionary
+    values = dictionary.view(arr.type) if dictionary.type != arr.type else dictionary
     if pa.types.is_floating(arr.type):  # numpy sorts every float width, NaN last
         order = np.argsort(values.to_numpy(zero_copy_only=False), kind="stable")
     else:
         order = np.asarray(pc.array_sort_indices(values), dtype=np.int64)
     rank = np.empty(d, dtype=np.uint64)
     rank[order] = np.arange(d, dtype=np.uint64)
-    indices = enc.indices
-    codes = rank[np.asarray(indices.fill_null(0) if indices.null_count else indices, dtype=np.int64)]
-    mask = np.asarray(indices.is_null()) if indices.null_count else None
+    codes = rank[ids]
+    mask = np.asarray(arr.is_null()) if arr.null_count else None
     return pa.array(codes, type=pa.uint64(), mask=mask), values.take(pa.array(order))
+
+
+_TOO_MANY = object()
+
+
+def _first_seen_ids(arr: pa.Array, limit: int) -> Any:
+    """(distinct values in first-seen order as an array of ``_hashable(arr)``'s type, each
+    row's index into them: 0 at null rows) of a fixed-width integer-keyed column, what
+    ``pc.dictionary_encode`` answers, from ``qdf_kernels.span_dict.hash_ids``;
+    _TOO_MANY when it has more than ``limit`` distinct values; None for other columns
+    (strings, binary, decimals, bool), which keep Arrow's hashing."""
+    keys = _hashable(arr)
+    t = keys.type
+    if not pa.types.is_integer(t) or keys.buffers()[1] is None or len(keys) == keys.null_count:
+        return None
+    raw = data_values(keys)
+    kv = read_only(raw.view(np.uint64) if raw.dtype.itemsize == 8 else raw.astype(np.uint64))
+    nullable = arr.null_count > 0
+    bitmap = read_only(np.frombuffer(arr.buffers()[0], dtype=np.uint8) if nullable else _NO_BITMAP)
+    ids = np.empty(len(arr), dtype=np.int64)
+    seen = np.empty(max(limit, 0), dtype=np.uint64)
+    d = int(span_dict.hash_ids(kv, bitmap, np.int64(arr.offset), nullable, np.int64(limit), ids, seen))
+    if d == span_dict.TOO_MANY:
+        return _TOO_MANY
+    # Back to the keys' own width (a negative int32 widened to uint64 narrows exactly).
+    distinct = seen[:d].astype(np.dtype(f"u{raw.dtype.itemsize}"), copy=False).view(raw.dtype)
+    return pa.array(distinct, type=t), ids
 
 
 def _body(arr: pa.Array, kind: int, ctx_factory, strings_enc: pa.DictionaryArray | None = None,
