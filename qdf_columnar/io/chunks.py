@@ -40,13 +40,13 @@ ZSTD_LEVEL = {"balanced": 3, "compression": 9}
 #: Balanced mode, where reads come first, wraps a chunk in a zstd frame only when the
 #: bytes it saves are worth the unpacking: at least ZSTD_MIN_SAVING bytes plus
 #: ZSTD_MIN_GAIN of the v1 buffer (compression mode keeps whatever is smaller).
-#: Unpacking a frame costs ~10 us however small it is, plus ~0.8 ns per byte
+#: Unpacking a frame costs ~8-10 us however small it is, plus ~0.8 ns per byte
 #: (pyarrow's zstd on this project's chunks, 3 KB to 640 KB); a byte saved is worth
-#: ~10 ns over a 100 MB/s link, so a frame pays from ~1,000 bytes + 8% saved. On the
-#: bench-real tables this kept every large frame and dropped the small ones that
-#: saved a few hundred bytes to a few KB for 10-30 us of unpacking each.
-ZSTD_MIN_GAIN = 0.08
-ZSTD_MIN_SAVING = 1024
+#: ~16 ns over a ~60 MB/s link (one object-store stream), so a frame pays from ~512
+#: bytes + 5% saved. On the bench-real tables this keeps every large frame and drops
+#: the small ones that saved a few hundred bytes for 10-30 us of unpacking each.
+ZSTD_MIN_GAIN = 0.05
+ZSTD_MIN_SAVING = 512
 #: Compression mode also weighs an xz stream (LZMA2, preset 6: an 8 MiB window and
 #: literals coded in the context of the byte before, which is what whole-byte integers
 #: need). It decodes at tens of MB/s, not GB/s, so it must beat the best other form by
