@@ -22,6 +22,7 @@ KERNEL_MODULES: list[str] = [
     "blocks",
     "block_encode",
     "span_dict",
+    "string_dict",
     "tans",
     "fsst",
     "fsst_train",

@@ -557,3 +557,30 @@ def test_the_hash_kernel_answers_as_arrows_dictionary_encode(typ, n, card, nulls
     assert _hashable(got[1]).equals(_hashable(want[1]))  # bit for bit: NaN payloads, -0.0
     under = [np.frombuffer(c.buffers()[1], np.uint64) for c in (got[0], want[0])]
     assert np.array_equal(*under)  # the codes under null rows too
+
+
+_STRING_POOL = ["", "a", "ab", "x" * 8, "y" * 16, "z" * 23, "z" * 24, "z" * 25, "2013-01-01 05:00:00",
+                "prefix-" * 5 + "A", "prefix-" * 5 + "B", "é", "日本語テキスト", "N14228", "N24211", "\x00", "\x00\x00"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(typ=st.sampled_from([pa.string(), pa.large_string(), pa.binary(), pa.large_binary()]),
+       n=st.sampled_from([1, 7, 60, 900, 5000]), card=st.sampled_from([1, 3, 17, 400, 3000]),
+       nulls=st.floats(0, 0.6), offset=st.integers(0, 9), seed=st.integers(0, 2**32 - 1))
+def test_the_string_hash_kernel_answers_as_arrows_dictionary_encode(typ, n, card, nulls, offset, seed) -> None:
+    """``string_dictionary`` is ``dictionary_encode``: the same indices (null at null rows)
+    and dictionary in first-seen order, for values shorter and longer than the 24 bytes
+    the table keeps (shared prefixes, zero bytes, values ending the data buffer), sliced
+    arrays, and past the table's doublings (3,000 values)."""
+    from qdf_columnar.wire.dict_write import string_dictionary
+
+    rng = np.random.default_rng(seed)
+    pool = (_STRING_POOL + [f"v{k}-" + "s" * (k % 40) for k in range(card)])[:card]
+    vals = [pool[i] for i in rng.integers(0, len(pool), n + offset)]
+    if pa.types.is_binary(typ) or pa.types.is_large_binary(typ):
+        vals = [v.encode() for v in vals]
+    arr = pa.array(vals, type=typ, mask=rng.random(n + offset) < nulls).slice(offset)
+    got, want = string_dictionary(arr), arr.dictionary_encode()
+    event(f"{len(want.dictionary)} values")
+    got.validate(full=True)
+    assert got.type == want.type and got.equals(want)

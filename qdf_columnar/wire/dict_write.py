@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from qdf_kernels import span_dict
+from qdf_kernels import span_dict, string_dict
 
 from ..codecs.sample import run_sample
 from ..columns.buffers import data_values
@@ -112,7 +112,7 @@ def plan_dictionaries(table: pa.Table, ctx_factory) -> DictionaryPlan:
             if not _sample_repeats(arr):
                 continue
             if kind == ColKind.STRING and _hashable(arr) is arr:
-                strings_enc = arr.dictionary_encode()
+                strings_enc = string_dictionary(arr)
             cand = dictionary_of(arr, strings_enc)
         except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
             cand = None  # a type the hash / sort kernels lack: the column stays direct
@@ -284,6 +284,32 @@ def _hashed_dictionary(arr: pa.Array, enc: pa.DictionaryArray | None = None) -> 
 
 
 _TOO_MANY = object()
+_NO_DATA = np.zeros(8, dtype=np.uint8)
+
+
+def string_dictionary(arr: pa.Array) -> pa.DictionaryArray:
+    """``arr.dictionary_encode()`` of a string or binary column (the same indices, null at
+    null rows, and the same dictionary in first-seen order), hashed by
+    ``qdf_kernels.string_dict.string_ids``; other types go to Arrow."""
+    t = arr.type
+    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    if not (large or pa.types.is_string(t) or pa.types.is_binary(t)) or len(arr) == 0:
+        return arr.dictionary_encode()
+    bufs = arr.buffers()
+    raw = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32)[arr.offset : arr.offset + len(arr) + 1]
+    offsets = read_only(raw if large else raw.astype(np.int64))
+    data = read_only(np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else _NO_DATA)
+    nullable = arr.null_count > 0
+    bitmap = read_only(np.frombuffer(bufs[0], dtype=np.uint8) if nullable else _NO_BITMAP)
+    ids = np.empty(len(arr), dtype=np.int32)
+    first = string_dict.string_ids(offsets, data, bitmap, np.int64(arr.offset), nullable, ids)
+    if not nullable or arr.offset == 0:  # the column's own validity bitmap fits the indices as it is
+        indices = pa.Array.from_buffers(pa.int32(), len(arr), [bufs[0] if nullable else None, pa.py_buffer(ids)],
+                                        null_count=arr.null_count)
+    else:
+        indices = pa.array(ids, mask=np.asarray(arr.is_null()))
+    # every id is below the number of distinct values: no check pass over the indices
+    return pa.DictionaryArray.from_arrays(indices, arr.take(pa.array(first)), safe=False)
 
 
 def _first_seen_ids(arr: pa.Array, limit: int) -> Any:
