@@ -198,14 +198,14 @@ def test_string_codes_in_other_payloads_are_decoded_once_and_mapped(monkeypatch:
     """An F5 block whose codes are not PackFor reaches the predicate as a CodedColumn
     mapped by one checking kernel pass (no DictionaryArray, no second check), and keeps
     the rows the values keep."""
-    from qdf_columnar.wire import strcol_arrow
+    from qdf_kernels import columns as ck
 
     t = _skewed_strings()
     buf = qdf.encode(t, mode="balanced")
     assert qdf.explain(buf).set_index("column").loc["tag", "codec"] == "ColStrDictQ"
     seen: dict[str, str] = {}
     calls = []
-    real_eval, real_take = evaluate_module.evaluate, strcol_arrow.ck.dictionary_take_into
+    real_eval, real_take = evaluate_module.evaluate, ck.dictionary_take_into
 
     def spy(expr, columns, n_rows):  # noqa: ANN001, ANN202
         seen.update({name: type(v).__name__ for name, v in columns.items()})
@@ -216,7 +216,7 @@ def test_string_codes_in_other_payloads_are_decoded_once_and_mapped(monkeypatch:
         return real_take(codes, table, out)
 
     monkeypatch.setattr(evaluate_module, "evaluate", spy)
-    monkeypatch.setattr(strcol_arrow.ck, "dictionary_take_into", take)
+    monkeypatch.setattr(ck, "dictionary_take_into", take)
     c = qdf.col
     for expr in (c("tag") == "tag-03", c("tag_or_null").isin(["tag-00", "tag-07"]), c("tag_or_null").is_null(),
                  (c("tag") >= "tag-05") | (c("tag_or_null") != "tag-00")):

@@ -278,16 +278,10 @@ class DictionaryColumn:
         if source is None:
             return None
         payload, n, bitmap, n_present = source
-        gather = payload.gather if payload.gathers else None
 
         def lookup(table: np.ndarray) -> np.ndarray:
             dense = alloc.empty(n_present, np.uint8)
-            if gather is not None:
-                done = gather(table, dense)
-            else:
-                codes = read_only(np.ascontiguousarray(payload.values()).astype(np.uint64, copy=False))
-                done = ck.dictionary_take_into(codes, read_only(table), dense) if len(codes) == n_present else -1
-            if done != n_present:
+            if payload.gather(read_only(table), dense) != n_present:
                 raise self._outside(int(payload.values().max()))
             return dense if bitmap is None else spread_present(dense, bitmap, n)[0]
 

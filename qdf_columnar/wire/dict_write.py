@@ -223,7 +223,7 @@ def _small_span_dictionary(arr: pa.Array) -> Any:
         kv = raw.view(np.int64) if unsigned else raw.astype(np.int64, copy=False)
     kv = read_only(kv)
     nullable = arr.null_count > 0
-    bitmap = read_only(np.frombuffer(arr.buffers()[0], dtype=np.uint8) if nullable else _NO_BITMAP)
+    bitmap = _validity_bytes(arr)
     off = np.int64(arr.offset)
     bounds = np.empty(2, dtype=np.int64)
     present = int(span_dict.span_bounds(kv, bitmap, off, nullable, unsigned, is_float, bounds))
@@ -252,6 +252,12 @@ def _small_span_dictionary(arr: pa.Array) -> Any:
 
 
 _NO_BITMAP = np.zeros(1, dtype=np.uint8)
+
+
+def _validity_bytes(arr: pa.Array) -> np.ndarray:
+    """The bytes of ``arr``'s validity bitmap as the trial's kernels take them (read-only;
+    a one-byte stand-in when the column has no nulls, which the kernels then never read)."""
+    return read_only(np.frombuffer(arr.buffers()[0], dtype=np.uint8) if arr.null_count else _NO_BITMAP)
 
 
 def _hashed_dictionary(arr: pa.Array, enc: pa.DictionaryArray | None = None) -> tuple[pa.Array, pa.Array] | None:
@@ -300,7 +306,7 @@ def string_dictionary(arr: pa.Array) -> pa.DictionaryArray:
     offsets = read_only(raw if large else raw.astype(np.int64))
     data = read_only(np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else _NO_DATA)
     nullable = arr.null_count > 0
-    bitmap = read_only(np.frombuffer(bufs[0], dtype=np.uint8) if nullable else _NO_BITMAP)
+    bitmap = _validity_bytes(arr)
     ids = np.empty(len(arr), dtype=np.int32)
     first = string_dict.string_ids(offsets, data, bitmap, np.int64(arr.offset), nullable, ids)
     if not nullable or arr.offset == 0:  # the column's own validity bitmap fits the indices as it is
@@ -325,7 +331,7 @@ def _first_seen_ids(arr: pa.Array, limit: int) -> Any:
     raw = data_values(keys)
     kv = read_only(raw.view(np.uint64) if raw.dtype.itemsize == 8 else raw.astype(np.uint64))
     nullable = arr.null_count > 0
-    bitmap = read_only(np.frombuffer(arr.buffers()[0], dtype=np.uint8) if nullable else _NO_BITMAP)
+    bitmap = _validity_bytes(arr)
     ids = np.empty(len(arr), dtype=np.int64)
     seen = np.empty(max(limit, 0), dtype=np.uint64)
     d = int(span_dict.hash_ids(kv, bitmap, np.int64(arr.offset), nullable, np.int64(limit), ids, seen))

@@ -12,7 +12,6 @@ import numpy as np
 import pyarrow as pa
 from qdf_kernels import alpha as ak
 from qdf_kernels import bitpack
-from qdf_kernels import columns as ck
 from qdf_kernels import strings as sk
 
 from ..codecs.strings.slices import StringSlices
@@ -21,7 +20,7 @@ from ..columns.buffers import checked_dictionary
 from ..columns.coded import CodedColumn
 from ..columns.runs import RunColumn
 from ..errors import CorruptDataError
-from .numeric_arrow import read_only, spread_present
+from .numeric_arrow import spread_present
 
 _HIGH_BITS = np.uint64(0x8080808080808080)
 _LARGE = (pa.large_string(), pa.large_binary())
@@ -264,16 +263,7 @@ def slices_to_coded(sl: StringSlices, value_type: pa.DataType, bitmap: np.ndarra
     if sl._codes is not None:
         return None
     if sl.payload is not None:
-        payload = sl.payload[0]
-        if payload.gathers:
-            gather = payload.gather
-        else:
-
-            def gather(table: np.ndarray, out: np.ndarray) -> int:
-                codes = np.ascontiguousarray(payload.values()).astype(np.uint64, copy=False)
-                if len(codes) != len(out):
-                    return -1
-                return int(ck.dictionary_take_into(read_only(codes), table, out))
+        gather = sl.payload[0].gather
     elif sl.packed is not None:
         body, bits = sl.packed
 

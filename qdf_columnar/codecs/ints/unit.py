@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from qdf_kernels._status import ERR_TRUNCATED
+from qdf_kernels import columns as ck
+from qdf_kernels._status import ERR_CORRUPT, ERR_TRUNCATED
 
 from ...columns import alloc
 from ...errors import CorruptDataError, TruncatedError
@@ -60,9 +61,10 @@ class IntPayload:
     ``values()`` is the whole column (decoded once, then kept); ``take(rows)`` the values
     at ascending row numbers of the payload, straight from the encoded bytes when the
     unit supplies a ``take`` (the other rows are never unpacked), else from ``values()``;
-    ``gather(table, out)`` a dictionary's entries by these values as codes, when the
-    unit can expand them without a code array; ``runs()`` the payload as runs (one value
-    and the end row of each run), when the unit holds runs it has not expanded.
+    ``gather(table, out)`` a dictionary's entries by these values as codes, straight
+    from the encoded bytes when the unit can (:attr:`gathers`), else from ``values()``;
+    ``runs()`` the payload as runs (one value and the end row of each run), when the
+    unit holds runs it has not expanded.
     """
 
     __slots__ = ("_decode", "_take", "_values", "_gather", "_runs")
@@ -113,10 +115,20 @@ class IntPayload:
         return self._gather is not None and self._values is None
 
     def gather(self, table: np.ndarray, out: np.ndarray) -> int:
-        """``out[i] = table[value i]`` for every value (only when :attr:`gathers`): the
-        number of values, or a negative status when a value is outside ``table``."""
-        assert self._gather is not None
-        return self._gather(table, out)
+        """``out[i] = table[value i]`` for every value: the number of values, or a negative
+        status when a value is outside ``table`` (or ``out`` is not one slot a value).
+        Straight from the encoded bytes while :attr:`gathers`, else from the decoded
+        values by one pass that checks each of them (``table`` read-only, as the
+        callers pass it: one compiled form)."""
+        if self.gathers:
+            assert self._gather is not None
+            return self._gather(table, out)
+        codes = np.ascontiguousarray(self.values()).astype(np.uint64, copy=False)
+        if len(codes) != len(out):
+            return ERR_CORRUPT
+        view = codes.view()
+        view.flags.writeable = False  # the kernels see read-only inputs: one compiled form
+        return int(ck.dictionary_take_into(view, table, out))
 
 
 class ChildEncoder(Protocol):
