@@ -78,12 +78,13 @@ def test_dictionary_spread_equals_scatter_then_take(n: int, d: int, p: float, se
     table = np.frombuffer(rng.integers(1, 2**63, d).astype(np.uint64).tobytes(), np.uint64)
     mask = np.packbits(valid, bitorder="little")
     out = np.empty(n, np.uint64)
-    assert ck.dictionary_spread_into(codes, mask, table, out) == len(codes)
-    want = np.zeros(n, np.uint64)
+    assert ck.dictionary_spread_into(codes, mask, table, out, np.uint64(9)) == len(codes)
+    want = np.full(n, 9, np.uint64)
     want[valid] = table[codes]
     assert np.array_equal(out, want)
     if len(codes):
         bad = codes.copy()
         bad[-1] = d  # outside the table
-        assert ck.dictionary_spread_into(bad, mask, table, out) == ERR_CORRUPT
-        assert ck.dictionary_spread_into(codes[:-1], mask, table, out) == ERR_CORRUPT  # more rows than codes
+        assert ck.dictionary_spread_into(bad, mask, table, out, np.uint64(0)) == ERR_CORRUPT
+        # more rows than codes
+        assert ck.dictionary_spread_into(codes[:-1], mask, table, out, np.uint64(0)) == ERR_CORRUPT

@@ -124,7 +124,9 @@ def test_present_ranks_are_the_presence_and_the_prefix_count() -> None:
 @pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.int64, np.float64])
 def test_scatter_present_matches_a_reference_on_every_byte_pattern(dtype: type) -> None:
     # Runs of all-present and all-null bytes (the kernel's fast paths), mixed bytes,
-    # lengths that end mid-byte; then one value too few, which must be reported.
+    # lengths that end mid-byte, a fill other than 0 under the nulls; then one value too
+    # few and one too many for the mask, which must be reported (the caller checks the
+    # count it gets back equals the values it passed).
     rng = np.random.default_rng(5)
     for n in (0, 1, 7, 8, 9, 63, 64, 65, 1000, 4099):
         for p_null in (0.0, 0.02, 0.5, 0.98, 1.0):
@@ -132,13 +134,41 @@ def test_scatter_present_matches_a_reference_on_every_byte_pattern(dtype: type) 
             valid = np.where(np.repeat(blocks, 8)[:n], rng.random(n) >= p_null, rng.random(n) < p_null)
             bitmap = np.packbits(valid, bitorder="little")
             values = rng.integers(1, 100, int(valid.sum())).astype(dtype)
-            out = np.full(n, 7, dtype=dtype)
-            assert ck.scatter_present_into(values, bitmap, out) == len(values)
-            want = np.zeros(n, dtype=dtype)
-            want[valid] = values
-            np.testing.assert_array_equal(out, want)
+            for fill in (0, 3):
+                out = np.full(n, 7, dtype=dtype)
+                assert ck.scatter_present_into(values, bitmap, out, dtype(fill), ck.PRESENT_RANKS) == len(values)
+                want = np.full(n, fill, dtype=dtype)
+                want[valid] = values
+                np.testing.assert_array_equal(out, want)
             if len(values):
-                assert ck.scatter_present_into(values[:-1], bitmap, out) < 0
+                assert ck.scatter_present_into(values[:-1], bitmap, out, dtype(0), ck.PRESENT_RANKS) < 0
+            assert ck.scatter_present_into(np.append(values, dtype(1)), bitmap, out, dtype(0),
+                                           ck.PRESENT_RANKS) == len(values)
+
+
+def test_present_ranks_table_counts_the_set_bits_below_each_bit() -> None:
+    for m in range(256):
+        bits = [(m >> t) & 1 for t in range(8)]
+        assert ck.PRESENT_RANKS[m].tolist() == [sum(bits[:t]) for t in range(8)]
+
+
+def test_spread_present_puts_nan_under_the_nulls_of_a_float_column() -> None:
+    from qdf_columnar.columns import alloc
+    from qdf_columnar.wire.numeric_arrow import spread_present
+
+    valid = np.array([True, False, True, False, False, True, True, False, True, False, True])
+    bitmap = np.packbits(valid, bitorder="little")
+    values = np.arange(1, int(valid.sum()) + 1, dtype=np.float64)
+    full, validity = spread_present(values, bitmap, len(valid))
+    assert np.isnan(full[~valid]).all() and full[valid].tolist() == values.tolist()
+    ints, _ = spread_present(values.astype(np.int64), bitmap, len(valid))
+    assert (ints[~valid] == 0).all()
+    bits, _ = spread_present(values.view(np.uint64), bitmap, len(valid), float_bits=np.dtype(np.float64))
+    assert np.isnan(bits.view(np.float64)[~valid]).all() and bits.view(np.float64)[valid].tolist() == values.tolist()
+    assert alloc.holds_nan_under_nulls(full.ctypes.data, full.nbytes)
+    assert alloc.holds_nan_under_nulls(bits.ctypes.data, bits.nbytes)
+    assert not alloc.holds_nan_under_nulls(ints.ctypes.data, ints.nbytes)
+    assert bytes(validity) == bitmap.tobytes()
 
 
 def _table(rng: np.random.Generator, n: int) -> pa.Table:

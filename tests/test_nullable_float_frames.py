@@ -86,3 +86,28 @@ def test_a_frame_of_nullable_floats_is_not_copied_into_blocks() -> None:
     again = qdf.decode(qdf.encode(t))
     df.loc[0, "a"] = -1.0
     assert again.loc[0, "a"] != -1.0
+
+
+@pytest.mark.parametrize("mode", ["balanced", "compression"])  # (speed writes this table row-major)
+def test_the_decoder_writes_nan_under_the_nulls_so_the_frame_makes_no_pass(
+        every_size: None, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    # The decoder spreads a nullable float column with NaN under its nulls and marks
+    # the buffer; the frame then takes it as it is. A buffer from elsewhere still gets
+    # NaN written in place.
+    calls: list[int] = []
+    real = ck.fill_null_slots
+    monkeypatch.setattr(ck, "fill_null_slots", lambda *a: calls.append(1) or real(*a))
+    rng = np.random.default_rng(3)
+    n = 5000
+    t = pa.table({
+        "f64": pa.array(np.round(rng.normal(size=n), 2), mask=rng.random(n) < 0.3),
+        "f32": pa.array(rng.random(n).astype(np.float32), mask=rng.random(n) < 0.5),
+        "dict_f": pa.array(rng.choice([0.5, 1.5, 2.5], n), mask=rng.random(n) < 0.2),
+        "wide_dict_f": pa.array(rng.choice(np.round(rng.normal(size=300), 3), n), mask=rng.random(n) < 0.2),
+    })
+    for got in (qdf.decode(qdf.encode(t, mode=mode)), qdf.read_qdf(qdf.write_qdf(t, None, mode=mode))):
+        pd.testing.assert_frame_equal(got, t.to_pandas(), check_exact=True)
+    assert calls == []
+    arrow_made = pa.table({"x": pa.array([1.5, None, 2.5])})
+    assert outputs.convert_output(arrow_made, "pandas", owned=True)["x"].isna().tolist() == [False, True, False]
+    assert calls == [1]

@@ -11,6 +11,7 @@ import pyarrow as pa
 from qdf_kernels import columns as ck
 
 from ..errors import CorruptDataError
+from . import alloc
 from .chunked import one_array
 from .frames import empty_table as empty_table  # re-exported: the output side's column-less table
 from .frames import python_object_columns, restore_frame, with_metadata
@@ -205,8 +206,9 @@ def _can_hand_over(col: pa.ChunkedArray) -> bool:
 def _writable_view(col: pa.ChunkedArray) -> np.ndarray | None:
     """A writable numpy view of a :func:`_can_hand_over` column whose values sit in a mutable
     buffer, or None. A nullable float column gets NaN written into its null rows'
-    slots first: Arrow leaves those slots undefined, so its values do not change, and
-    the view is then exactly what pyarrow's conversion would have built."""
+    slots first, unless the decoder wrote them as it spread the values (the buffer is
+    marked in :mod:`.alloc`): Arrow leaves those slots undefined, so its values do not
+    change, and the view is then exactly what pyarrow's conversion would have built."""
     if not _can_hand_over(col):
         return None
     t = col.type
@@ -218,7 +220,7 @@ def _writable_view(col: pa.ChunkedArray) -> np.ndarray | None:
     if (arr.offset + len(arr)) * dtype.itemsize > buf.size:
         return None
     view = np.frombuffer(buf, dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
-    if arr.null_count:
+    if arr.null_count and not alloc.holds_nan_under_nulls(buf.address, buf.size):
         validity = np.frombuffer(arr.buffers()[0], dtype=np.uint8)
         bits = np.dtype(f"u{dtype.itemsize}")
         ck.fill_null_slots(validity, np.int64(arr.offset), view.view(bits), dtype.type(np.nan).view(bits),

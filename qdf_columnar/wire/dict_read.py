@@ -26,7 +26,15 @@ from ..format.tags import ColKind, ContainerTag
 from .bits import unpack_mask
 from .colstruct_read import ColStructHeader, Deferred, read_header, scan_level
 from .numeric_arrow import OFFSET_TYPES as _OFFSET_TYPES
-from .numeric_arrow import bits_dtype, read_only, scatter, spread_present, spread_strings, validity_buffer
+from .numeric_arrow import (
+    bits_dtype,
+    null_fill,
+    read_only,
+    scatter,
+    spread_present,
+    spread_strings,
+    validity_buffer,
+)
 from .strcol_arrow import expand_entries
 
 
@@ -185,16 +193,19 @@ class DictionaryColumn:
                 raise self._outside(int(payload.values().max()))
             if bitmap is None:
                 return pa.Array.from_buffers(values.type, n, [None, pa.py_buffer(dense)])
-            out, validity = spread_present(dense, bitmap, n)
+            out, validity = spread_present(dense, bitmap, n, float_bits=_float_dtype(values.type))
             return pa.Array.from_buffers(values.type, n, [validity, pa.py_buffer(out)], null_count=n - n_present)
         if rows is None and source is not None and source[2] is not None:  # nullable: from the present codes
             payload, n, bitmap, n_present = source
             present = np.ascontiguousarray(payload.values()).astype(np.uint64, copy=False)
             out = alloc.empty(n, width)
+            fill, nan = null_fill(out.dtype, _float_dtype(values.type))
             if len(present) != n_present or ck.dictionary_spread_into(
-                    present, np.ascontiguousarray(bitmap), table, out) != n_present:
+                    present, np.ascontiguousarray(bitmap), table, out, fill) != n_present:
                 raise CorruptDataError(f"dictionary codes: a code is outside a dictionary of {len(values)} values, "
                                        "or the presence mask and the code count disagree", column=self.name)
+            if nan:
+                alloc.mark_nan_under_nulls(out)
             return pa.Array.from_buffers(values.type, n, [validity_buffer(bitmap), pa.py_buffer(out)],
                                          null_count=n - n_present)
         codes = self.codes(rows)
@@ -293,6 +304,11 @@ class DictionaryColumn:
 
     def for_filter_all(self, rows: np.ndarray | None = None) -> pa.Array:
         return self._dictionary(rows)
+
+
+def _float_dtype(t: pa.DataType) -> np.dtype | None:
+    """The numpy float dtype of a float Arrow type (whose bits a gathered table holds), or None."""
+    return np.dtype(t.to_pandas_dtype()) if pa.types.is_floating(t) else None
 
 
 def _present_codes(codes: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:

@@ -10,6 +10,7 @@ from their storage without copying where Arrow allows a view.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -63,14 +64,30 @@ def read_only(a: np.ndarray) -> np.ndarray:
     return view
 
 
-def spread_present(vals: np.ndarray, bitmap: np.ndarray, n: int) -> tuple[np.ndarray, pa.Buffer]:
-    """The present values ``vals`` spread over ``n`` rows by the v1 presence ``bitmap``
-    (zeros at nulls), and the validity buffer (:func:`validity_buffer`)."""
+def spread_present(vals: np.ndarray, bitmap: np.ndarray, n: int,
+                   float_bits: np.dtype | None = None) -> tuple[np.ndarray, pa.Buffer]:
+    """The present values ``vals`` spread over ``n`` rows by the v1 presence ``bitmap``,
+    and the validity buffer (:func:`validity_buffer`). Null rows hold
+    :func:`null_fill` (NaN for floats, marked so a DataFrame takes the buffer as it is)."""
     full = alloc.empty(n, vals.dtype)
     src = np.ascontiguousarray(vals)
-    if ck.scatter_present_into(src, np.ascontiguousarray(bitmap), full) != len(src):
+    fill, nan = null_fill(vals.dtype, float_bits)
+    if ck.scatter_present_into(src, np.ascontiguousarray(bitmap), full, fill, ck.PRESENT_RANKS) != len(src):
         raise CorruptDataError("presence mask and value count disagree")
+    if nan:
+        alloc.mark_nan_under_nulls(full)
     return full, validity_buffer(bitmap)
+
+
+def null_fill(dtype: np.dtype, float_bits: np.dtype | None = None) -> tuple[Any, bool]:
+    """What a nullable column's spread writes under its nulls, as a ``dtype`` scalar, and
+    whether that is NaN: NaN when the values are floats (a float ``dtype``, or
+    ``float_bits``: the float dtype whose bits ``dtype`` holds), which is what pandas
+    wants there (:func:`..columns.alloc.mark_nan_under_nulls`), else 0."""
+    as_float = dtype if dtype.kind == "f" else float_bits
+    if as_float is None:
+        return dtype.type(0), False
+    return np.array(np.nan, dtype=as_float).view(dtype)[()], True
 
 
 def validity_buffer(bitmap: np.ndarray) -> pa.Buffer:
