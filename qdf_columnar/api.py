@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from .codecs.nested.plan import shreddable
 from .codecs.nested.unit import is_nested
-from .columns.inputs import to_arrow_table
+from .columns.inputs import arrow_dtype_names, to_arrow_table
 from .columns.logical import from_storage, to_storage
 from .columns.outputs import OutputKind, convert_output, empty_table, pandas_index_columns
 from .errors import CorruptDataError, DecodeError, InvalidOptionError, QueryError, UnsupportedTypeError
@@ -26,7 +26,7 @@ from .format.tags import HEADER_SIZE, ColKind, ContainerTag, Flag
 from .options import Mode, Options, columnar_enabled, header_flags, parse_mode
 from .query import arrow_kind, as_expr, evaluate, validate
 from .query.prune import select_rows
-from .wire.colstruct_read import ColumnDecoder
+from .wire.colstruct_read import ColumnDecoder, widen_strings
 from .wire.colstruct_read import read_header as read_colstruct_header
 from .wire.colstruct_write import write_table_columnar
 from .wire.context import DecodeContext, EncodeContext
@@ -208,54 +208,70 @@ def decode(
     """
     if output not in ("pandas", "arrow", "numpy", "records"):
         raise QueryError(f"output must be 'pandas', 'arrow', 'numpy' or 'records', not {output!r}")
+    table = decode_arrow(buf, columns, filter, no_copy=no_copy, threads=threads, categories=categories,
+                         for_pandas=output == "pandas")
+    return convert_output(table, output, owned=not no_copy)  # without no_copy, every buffer is the decoder's
+
+
+def decode_arrow(buf: Any, columns: list[str] | None = None, filter: Any = None, *,  # noqa: A002
+                 no_copy: bool = False, threads: bool | int | None = None,
+                 categories: list[str] | bool | None = None, for_pandas: bool = False) -> pa.Table:
+    """:func:`decode` to an Arrow table. With ``for_pandas``, string columns come back as
+    ``large_string`` (64-bit offsets): pandas converts every string column to that, so
+    decoding them so saves a cast of each (~0.4 ms a 500k-row column); the frame is
+    the same."""
     if isinstance(buf, str):
         raise DecodeError("decode() takes bytes, not str")
     flags, buf = open_body(buf)
     expr = as_expr(filter)
     if columns is not None:
         columns = _check_columns_arg(columns)
-    table = from_storage(_decode_table(buf, flags, columns, expr, None, no_copy, threads, categories))
-    return convert_output(table, output, owned=not no_copy)  # without no_copy, every buffer is the decoder's
+    return from_storage(_decode_table(buf, flags, columns, expr, None, no_copy, threads, categories,
+                                      wide_strings=for_pandas))
 
 
 def decode_rows(buf: Any, rows: np.ndarray, n_rows: int, *, no_copy: bool = False,
-                categories: list[str] | None = None) -> pa.Table:
+                categories: list[str] | None = None, for_pandas: bool = False) -> pa.Table:
     """The rows ``rows`` (ascending int64 row numbers) of every column of a qdf v1 batch
     of ``n_rows`` rows (CorruptDataError if it holds another count), as Arrow,
     materialising only those rows: late materialisation for a ``.qdf`` reader that
     evaluated a filter on other column chunks. Row-major batches decode whole and are
-    then taken."""
+    then taken. ``for_pandas`` as in :func:`decode_arrow`."""
     flags, buf = open_body(buf)
     return from_storage(_decode_table(buf, flags, None, None, RowSelection(rows, n_rows), no_copy, False,
-                                      categories))
+                                      categories, wide_strings=for_pandas))
 
 
 def decode_filter_inputs(buf: Any, *, no_copy: bool = False, rows: np.ndarray | None = None,
-                         n_rows: int = 0) -> pa.Table:
+                         n_rows: int = 0, for_pandas: bool = False) -> pa.Table:
     """Every column of a qdf v1 batch in the cheapest form a filter evaluates on, as
     Arrow: a dictionary-coded string column comes back as a DictionaryArray over its
     table, unexpanded, so ``evaluate`` compares once per distinct value. For a ``.qdf``
     reader that evaluates a filter on column chunks before materialising anything;
     the values are those of :func:`decode` (``dictionary_decode`` gives them).
     With ``rows`` (ascending int64 row numbers of a batch of ``n_rows`` rows, as in
-    :func:`decode_rows`), only those rows: the candidates a file's zone maps leave."""
+    :func:`decode_rows`), only those rows: the candidates a file's zone maps leave.
+    ``for_pandas`` as in :func:`decode_arrow`."""
     flags, buf = open_body(buf)
     sel = None if rows is None else RowSelection(rows, n_rows)
-    return from_storage(_decode_table(buf, flags, None, None, sel, no_copy, False, None, filter_form=True))
+    return from_storage(_decode_table(buf, flags, None, None, sel, no_copy, False, None, filter_form=True,
+                                      wide_strings=for_pandas))
 
 
 def _decode_table(buf: Any, flags: int, columns: list[str] | None, expr: Any, rows: RowSelection | None,
-                  no_copy: bool, threads: Any, categories: Any, *, filter_form: bool = False) -> pa.Table:
+                  no_copy: bool, threads: Any, categories: Any, *, filter_form: bool = False,
+                  wide_strings: bool = False) -> pa.Table:
     r = ByteReader(buf, HEADER_SIZE)
     ctx = DecodeContext(flags=flags)
     root = r.peek("the root value")
     if root in (ContainerTag.COL_STRUCT, ContainerTag.HYBRID_COL_STRUCT):
         r.pos += 1
         table = _decode_columnar(r, ctx, columns, expr, copy=not no_copy, threads=threads, categories=categories,
-                                 hybrid=root == ContainerTag.HYBRID_COL_STRUCT, rows=rows, filter_form=filter_form)
+                                 hybrid=root == ContainerTag.HYBRID_COL_STRUCT, rows=rows, filter_form=filter_form,
+                                 wide_strings=wide_strings)
     else:
         table = _decode_shredded(r, ctx, columns, expr, copy=not no_copy, threads=threads, categories=categories,
-                                 rows=rows, filter_form=filter_form)
+                                 rows=rows, filter_form=filter_form, wide_strings=wide_strings)
         if table is None:  # an ordinary row-major root: start over with fresh Dense state
             r.pos, ctx = HEADER_SIZE, DecodeContext(flags=flags)
             table = _decode_rows(r, ctx, columns, expr)
@@ -268,7 +284,7 @@ def _decode_table(buf: Any, flags: int, columns: list[str] | None, expr: Any, ro
 
 def _decode_shredded(
     r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads, categories=None, rows=None,
-    filter_form: bool = False,
+    filter_form: bool = False, wide_strings: bool = False,
 ) -> pa.Table | None:
     """A batch with nested columns shredded into levels (docs/FORMAT.md Part 3), or None."""
     opened = open_shredded(r, ctx)
@@ -280,9 +296,12 @@ def _decode_shredded(
     # Dictionary columns take categories= in decode_shredded (their type is in their level).
     plain = [c for c in categories if c not in dict_names] if isinstance(categories, list) else categories
     _apply_categories(h0, plain, [n for n in flat if n not in dict_names])
+    if wide_strings:  # (a pd.ArrowDtype column keeps its type: it is its pandas dtype)
+        flat_set = set(flat) - arrow_dtype_names(h0.metadata)
+        widen_strings(c for c in h0.columns if c.name in flat_set)
     return decode_shredded(r, ctx, h0, n_levels, columns, expr, copy=copy, threads=threads,
                            index_columns=pandas_index_columns, categories=categories, rows=rows,
-                           filter_form=filter_form)
+                           filter_form=filter_form, wide_strings=wide_strings)
 
 
 def _check_columns_arg(columns: Any) -> list[str]:
@@ -335,9 +354,13 @@ def _categorize_rows(table: pa.Table, categories: Any) -> pa.Table:
 def _decode_columnar(
     r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads, hybrid: bool = False,
     categories: Any = None, rows: RowSelection | None = None, filter_form: bool = False,
+    wide_strings: bool = False,
 ) -> pa.Table:
     header = read_colstruct_header(r, ctx, hybrid=hybrid)
     _apply_categories(header, categories, [c.name for c in header.columns if c.kind != ColKind.RESIDUAL])
+    if wide_strings:  # (a pd.ArrowDtype column keeps its type: it is its pandas dtype)
+        keep = arrow_dtype_names(header.metadata)
+        widen_strings(c for c in header.columns if c.kind != ColKind.RESIDUAL and c.name not in keep)
     names = header.names
     proj = names if columns is None else columns
     _unknown(proj, names)

@@ -22,6 +22,20 @@ from .frames import frame_to_table
 ARROW_DTYPE_KEY = b"qdf.arrow_dtype"
 
 
+def arrow_dtype_names(meta: Mapping[bytes, bytes] | None) -> set[str]:
+    """The columns schema metadata ``meta`` lists as ``pd.ArrowDtype`` (their Arrow type is
+    their pandas dtype, so a decode keeps it exactly); empty when unreadable (the
+    conversion to pandas then says so)."""
+    raw = (meta or {}).get(ARROW_DTYPE_KEY)
+    if raw is None:
+        return set()
+    try:
+        names = json.loads(raw)
+    except ValueError:
+        return set()
+    return {n for n in names if isinstance(n, str)} if isinstance(names, list) else set()
+
+
 def to_arrow_table(table: Any) -> pa.Table:
     """Return ``table`` as a pyarrow Table, raising UnsupportedTypeError naming what failed."""
     if isinstance(table, pa.Table):

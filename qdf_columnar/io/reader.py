@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..columns.chunked import one_array
+from ..columns.inputs import arrow_dtype_names
 from ..columns.outputs import convert_output, empty_table, pandas_index_columns, project_pandas_metadata
 from ..errors import CorruptDataError, DecodeError, QdfWarning, QueryError, TruncatedError
 from ..query import arrow_kind, as_expr, validate
@@ -206,6 +207,8 @@ class QdfFile:
         except BaseException:
             self._src.close()
             raise
+        #: pd.ArrowDtype columns: their Arrow type is their pandas dtype, kept exactly
+        self._arrow_dtypes = arrow_dtype_names(self._meta.schema.metadata)
 
     # ------------------------------------------------------------------ properties
 
@@ -311,13 +314,15 @@ class QdfFile:
             c for c in pandas_index_columns((schema.metadata or {}).get(b"pandas"), names) if c not in columns
         ]
         meta = project_pandas_metadata(schema.metadata, proj) or None
-        target = pa.schema([self._target_field(n, cats) for n in proj], metadata=meta)
+        # pandas converts every string column to large_string: decode them so (no cast)
+        for_pandas = output == "pandas"
+        target = pa.schema([self._target_field(n, cats, for_pandas) for n in proj], metadata=meta)
         n_workers = _workers(threads, len(groups))
         inner = threads if n_workers == 1 else 1
 
         def run(g: RowGroup) -> pa.Table | DecodeError:
             try:
-                return self._read_group(g, columns, expr, target, no_copy, inner, categories)
+                return self._read_group(g, columns, expr, target, no_copy, inner, categories, for_pandas=for_pandas)
             except DecodeError as err:
                 if on_error == "raise":
                     raise
@@ -355,20 +360,23 @@ class QdfFile:
                 raise QueryError(f"categories= names {c!r}, which is not a string column", column=c)
         return [c for c in cols if not pa.types.is_dictionary(schema.field(c).type)]
 
-    def _target_field(self, name: str, cats: list[str]) -> pa.Field:
+    def _target_field(self, name: str, cats: list[str], for_pandas: bool = False) -> pa.Field:
         f = self.schema.field(name)
         if name in cats:
             return f.with_type(pa.dictionary(pa.int32(), f.type))
+        if for_pandas and f.type == pa.string() and name not in self._arrow_dtypes:
+            return f.with_type(pa.large_string())
         return f
 
     def _read_group(
         self, g: RowGroup, columns: list[str] | None, expr: Expr | None, target: pa.Schema, no_copy: bool,
-        threads: Any, categories: Any,
+        threads: Any, categories: Any, *, for_pandas: bool = False,
     ) -> pa.Table:
+        """One row group as ``target`` (``for_pandas``: string columns decoded as large_string)."""
         if self._meta.version[0] >= 2:
-            return self._conform(self._read_chunks(g, target.names, expr, no_copy, threads, categories),
+            return self._conform(self._read_chunks(g, target.names, expr, no_copy, threads, categories, for_pandas),
                                  target, g, expr is None)
-        from ..api import decode
+        from ..api import decode_arrow
 
         buf = self._src.read(g.offset, g.length)
         crc = zlib.crc32(buf)
@@ -378,8 +386,8 @@ class QdfFile:
                 "its bytes are damaged", row_group=g.index, offset=g.offset,
             )
         try:
-            t = decode(buf, columns=columns, filter=expr, output="arrow", no_copy=no_copy, threads=threads,
-                       categories=categories)
+            t = decode_arrow(buf, columns, expr, no_copy=no_copy, threads=threads, categories=categories,
+                             for_pandas=for_pandas)
         except DecodeError as err:
             raise _at_group(err, g) from None
         except QueryError as err:
@@ -387,7 +395,7 @@ class QdfFile:
         return self._conform(t, target, g, expr is None)
 
     def _read_chunks(self, g: RowGroup, names: list[str], expr: Expr | None, no_copy: bool, threads: Any,
-                     categories: Any) -> pa.Table:
+                     categories: Any, for_pandas: bool = False) -> pa.Table:
         """A version-2 row group: fetch (in one round trip for a remote file) only the chunks
         of ``names`` and the filter's columns; decode the filter's, evaluate it, then decode
         only the surviving rows of the other projected columns."""
@@ -401,7 +409,8 @@ class QdfFile:
 
         def decode_all(cols: list[str], rows: np.ndarray | None, for_filter: bool = False) -> dict[str, pa.Array]:
             def one(name: str) -> pa.Array:
-                return self._decode_chunk(g, at[name], name, opener, rows, no_copy, name in cats, for_filter)
+                return self._decode_chunk(g, at[name], name, opener, rows, no_copy, name in cats, for_filter,
+                                          for_pandas and name not in self._arrow_dtypes)
 
             k = thread_count(threads, g.num_rows * len(cols), len(cols))
             if k <= 1:
@@ -465,10 +474,11 @@ class QdfFile:
         return np.concatenate(spans) if spans else np.zeros(0, dtype=np.int64)
 
     def _decode_chunk(self, g: RowGroup, j: int, name: str, opener: ChunkOpener, rows: np.ndarray | None,
-                      no_copy: bool, as_category: bool, for_filter: bool = False) -> pa.Array:
+                      no_copy: bool, as_category: bool, for_filter: bool = False,
+                      for_pandas: bool = False) -> pa.Array:
         """Column chunk ``j``: checked, unpacked, decoded (only ``rows`` when given, in
         filter form with ``for_filter``), and held to its row count and name."""
-        from ..api import decode, decode_filter_inputs, decode_rows
+        from ..api import decode_arrow, decode_filter_inputs, decode_rows
 
         chunk = g.chunks[j]
         buf = opener.get(name)
@@ -476,11 +486,14 @@ class QdfFile:
         cats = [name] if as_category else None
         try:
             if for_filter:
-                t = decode_filter_inputs(buf, no_copy=no_copy and buf is data, rows=rows, n_rows=g.num_rows)
+                t = decode_filter_inputs(buf, no_copy=no_copy and buf is data, rows=rows, n_rows=g.num_rows,
+                                         for_pandas=for_pandas)
             elif rows is None:
-                t = decode(buf, output="arrow", no_copy=no_copy and buf is data, threads=False, categories=cats)
+                t = decode_arrow(buf, no_copy=no_copy and buf is data, threads=False, categories=cats,
+                                 for_pandas=for_pandas)
             else:
-                t = decode_rows(buf, rows, g.num_rows, no_copy=no_copy and buf is data, categories=cats)
+                t = decode_rows(buf, rows, g.num_rows, no_copy=no_copy and buf is data, categories=cats,
+                                for_pandas=for_pandas)
         except DecodeError as err:
             raise _at_chunk(err, g, chunk, name) from None
         want = g.num_rows if rows is None else len(rows)

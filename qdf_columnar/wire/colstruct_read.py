@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -192,6 +193,14 @@ def read_header(r: ByteReader, ctx, *, hybrid: bool = False, light: bool = False
                 )
         info.arrow_type = typ
     return header
+
+
+def widen_strings(columns: Iterable[ColumnInfo]) -> None:
+    """Make the ``string`` columns among ``columns`` decode as ``large_string`` (64-bit
+    offsets), the type pandas converts every string column to (see ``api.decode_arrow``)."""
+    for c in columns:
+        if c.arrow_type == pa.string():
+            c.arrow_type = pa.large_string()
 
 
 @functools.lru_cache(maxsize=256)  # the few types notes name

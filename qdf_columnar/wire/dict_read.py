@@ -9,6 +9,7 @@ expanding at all.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,7 @@ from ..errors import CorruptDataError, QdfError
 from ..format.reader import ByteReader
 from ..format.tags import ColKind, ContainerTag
 from .bits import unpack_mask
-from .colstruct_read import ColStructHeader, Deferred, read_header, scan_level
+from .colstruct_read import ColStructHeader, Deferred, read_header, scan_level, widen_strings
 from .numeric_arrow import OFFSET_TYPES as _OFFSET_TYPES
 from .numeric_arrow import (
     bits_dtype,
@@ -87,9 +88,11 @@ def check_dictionary_columns(h0: ColStructHeader, flat: list[str]) -> None:
 
 
 def read_dictionary_levels(r: ByteReader, ctx, names: list[str], wanted: set[str], *,
-                           copy: bool, independent: bool = False) -> dict[str, DictionaryLevel]:
+                           copy: bool, independent: bool = False,
+                           widen: Container[str] = ()) -> dict[str, DictionaryLevel]:
     """Read one dictionary level per name of ``names`` (in order), decoding the ``wanted``
-    ones (and walking the others unless the batch's levels are ``independent``).
+    ones (and walking the others unless the batch's levels are ``independent``);
+    the string values of those named in ``widen`` as ``large_string`` (:func:`.colstruct_read.widen_strings`).
 
     A level not wanted in an independent batch with a column index is sought past after
     its names and index (its note and types are not parsed): it comes back with no
@@ -114,6 +117,8 @@ def read_dictionary_levels(r: ByteReader, ctx, names: list[str], wanted: set[str
             raise CorruptDataError(f"the dictionary level of {name!r} has columns {h.names}, expected [{name!r}]",
                                    offset=at, column=name)
         info = h.columns[0]
+        if name in widen:
+            widen_strings([info])
         if info.nullable:
             raise CorruptDataError(f"the dictionary level of {name!r} holds nulls", offset=at, column=name)
         scanned = scan_level(r, h, ctx, {name} if name in wanted else set(), copy=copy, independent=independent)
