@@ -3,6 +3,8 @@ of every supported dtype, projection, and never-larger integer columns."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -188,3 +190,18 @@ def test_integer_columns_never_larger_than_raw(vals: list[int]) -> None:
     encode_int_array(out, arr)
     assert len(out) <= 2 + uvarint_len(len(vals)) + 8 * len(vals)
     assert out[0] in {int(t) for t in QPackTag}
+
+
+def test_a_parsed_schema_note_is_shared_but_each_caller_gets_its_own_containers() -> None:
+    from qdf_columnar.wire.schema_note import PREFIX, parse_note
+
+    name = PREFIX + '{"v":1,"types":{"s":"large_string"},"dict":["s"],"pandas":{"index_columns":[]}}'
+    first = parse_note(name)
+    first.types["s"] = pa.int8()
+    first.metadata[b"pandas"] = b"damaged"
+    first.dicts.append("t")
+    again = parse_note(name)
+    assert again.types == {"s": pa.large_string()} and again.dicts == ["s"]
+    assert json.loads(again.metadata[b"pandas"]) == {"index_columns": []}
+    with pytest.raises(qdf.CorruptDataError):
+        parse_note(PREFIX + "{not json")

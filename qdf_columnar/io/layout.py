@@ -12,6 +12,7 @@ of a possibly hostile footer before anything uses it: a bad one raises
 
 from __future__ import annotations
 
+import functools
 import struct
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
@@ -182,6 +183,7 @@ class FileMeta:
 # ----------------------------------------------------------------------------- kinds
 
 
+@functools.lru_cache(maxsize=256)  # a footer asks once per field; files repeat a few types
 def stat_kind(t: pa.DataType) -> str | None:
     """How min / max of a column of type ``t`` are stored, or None when they are not kept."""
     if pa.types.is_dictionary(t):

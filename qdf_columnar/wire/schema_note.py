@@ -13,6 +13,7 @@ described in :mod:`qdf_columnar.columns.frames`, ``logical`` in :mod:`qdf_column
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, NamedTuple
 
@@ -91,6 +92,17 @@ class ParsedNote(NamedTuple):
 
 def parse_note(name: str) -> ParsedNote:
     """The :class:`ParsedNote` of a note column's name (raises CorruptDataError)."""
+    types, meta, shred, dicts, indep = _parsed_note(name)
+    # the parse is shared: the caller gets containers of its own
+    return ParsedNote(dict(types), dict(meta), None if shred is None else list(shred),
+                      None if dicts is None else list(dicts), indep)
+
+
+@functools.lru_cache(maxsize=512)
+def _parsed_note(name: str) -> ParsedNote:
+    """:func:`parse_note`, kept per note: the column chunks of a file, and the batches of
+    a stream, repeat the same few notes (parsing one costs ~10 us, most of a small
+    string chunk's header)."""
     try:
         note = json.loads(name[len(PREFIX) :])
     except ValueError as exc:
