@@ -488,3 +488,59 @@ def test_training_stops_once_the_tables_stop_gaining_and_keeps_the_best() -> Non
         off, data = _cols(strs)
         block = fsst_codec.fsst_block(off, data, len(strs))
         assert block is not None and _go_decode(bytes(block), len(strs)) == [s.encode() for s in strs]
+
+
+def _reference_decode(codes: bytes, words: np.ndarray, lens: np.ndarray) -> bytes | None:
+    out, p = bytearray(), 0
+    while p < len(codes):
+        c = codes[p]
+        p += 1
+        if lens[c]:
+            out += int(words[c]).to_bytes(8, "little")[: lens[c]]
+        elif c == 255 and p < len(codes):
+            out.append(codes[p])
+            p += 1
+        else:
+            return None
+    return bytes(out)
+
+
+_CODE = st.one_of(st.integers(0, 199), st.integers(0, 199), st.integers(0, 199), st.integers(0, 199),
+                  st.just(255), st.integers(200, 254))  # mostly symbols, some escapes, few unknown
+
+
+@given(st.lists(st.lists(_CODE, max_size=23), min_size=1, max_size=12), st.integers(0, 2**32 - 1))
+def test_the_decoder_expands_codes_as_a_reference_decoder_does(rows: list[list[int]], seed: int) -> None:
+    # Symbols of 1-8 bytes, codes 200-254 unknown and 255 an escape, in rows of every
+    # length (escapes, unknown codes and row ends anywhere): the decoded bytes, or the
+    # refusal, are the reference decoder's.
+    from qdf_kernels import fsst as fk
+
+    rng = np.random.default_rng(seed)
+    lens = np.zeros(256, np.uint8)
+    lens[:200] = rng.integers(1, 9, 200)
+    words = rng.integers(0, 2**63, 256, dtype=np.int64).view(np.uint64)
+    body = bytearray()
+    want: list[bytes] = []
+    ok = True
+    for codes in rows:
+        body += encode_uvarint(len(codes)) + bytes(codes)
+        ref = _reference_decode(bytes(codes), words, lens)
+        ok = ok and ref is not None
+        want.append(ref or b"")
+    total = sum(len(w) for w in want)
+    offsets = np.empty(len(rows) + 1, np.int64)
+    data = np.empty(total + 8, np.uint8)
+    buf = np.frombuffer(bytes(body), np.uint8)
+    end = fk.fsst_decode_into(buf, np.int64(0), np.int64(len(buf)), words, lens, offsets, data, np.int64(total),
+                              np.zeros(1, np.int64))
+    if not ok:
+        assert end < 0
+        return
+    assert end == len(buf)
+    assert [data[offsets[i]: offsets[i + 1]].tobytes() for i in range(len(rows))] == want
+    # and a declared total one byte short is refused, never written past
+    if total:
+        short = np.empty(total - 1 + 8, np.uint8)
+        assert fk.fsst_decode_into(buf, np.int64(0), np.int64(len(buf)), words, lens, offsets, short,
+                                   np.int64(total - 1), np.zeros(1, np.int64)) < 0
