@@ -296,12 +296,13 @@ def _decode_shredded(
     # Dictionary columns take categories= in decode_shredded (their type is in their level).
     plain = [c for c in categories if c not in dict_names] if isinstance(categories, list) else categories
     _apply_categories(h0, plain, [n for n in flat if n not in dict_names])
-    if wide_strings:  # (a pd.ArrowDtype column keeps its type: it is its pandas dtype)
-        flat_set = set(flat) - arrow_dtype_names(h0.metadata)
-        widen_strings(c for c in h0.columns if c.name in flat_set)
+    # Flat columns (dictionary ones too) whose strings decode wide; a pd.ArrowDtype
+    # column keeps its type: it is its pandas dtype.
+    widen = set(flat) - arrow_dtype_names(h0.metadata) if wide_strings else set()
+    widen_strings(c for c in h0.columns if c.name in widen)
     return decode_shredded(r, ctx, h0, n_levels, columns, expr, copy=copy, threads=threads,
                            index_columns=pandas_index_columns, categories=categories, rows=rows,
-                           filter_form=filter_form, wide_strings=wide_strings)
+                           filter_form=filter_form, widen=widen)
 
 
 def _check_columns_arg(columns: Any) -> list[str]:

@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 from qdf_kernels import span_dict, string_dict
 
 from ..codecs.sample import run_sample
+from ..codecs.strings.unit import offsets_data
 from ..columns.buffers import data_values
 from ..columns.chunked import one_array
 from ..columns.kinds import kind_for
@@ -290,7 +291,6 @@ def _hashed_dictionary(arr: pa.Array, enc: pa.DictionaryArray | None = None) -> 
 
 
 _TOO_MANY = object()
-_NO_DATA = np.zeros(8, dtype=np.uint8)
 
 
 def string_dictionary(arr: pa.Array) -> pa.DictionaryArray:
@@ -298,13 +298,12 @@ def string_dictionary(arr: pa.Array) -> pa.DictionaryArray:
     null rows, and the same dictionary in first-seen order), hashed by
     ``qdf_kernels.string_dict.string_ids``; other types go to Arrow."""
     t = arr.type
-    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
-    if not (large or pa.types.is_string(t) or pa.types.is_binary(t)) or len(arr) == 0:
+    if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t)) or len(arr) == 0:
         return arr.dictionary_encode()
     bufs = arr.buffers()
-    raw = np.frombuffer(bufs[1], dtype=np.int64 if large else np.int32)[arr.offset : arr.offset + len(arr) + 1]
-    offsets = read_only(raw if large else raw.astype(np.int64))
-    data = read_only(np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else _NO_DATA)
+    offsets, data = offsets_data(arr)
+    offsets = read_only(offsets)
     nullable = arr.null_count > 0
     bitmap = _validity_bytes(arr)
     ids = np.empty(len(arr), dtype=np.int32)

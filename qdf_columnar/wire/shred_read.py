@@ -10,14 +10,13 @@ taken at the surviving rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 
 import pyarrow as pa
 
 from ..codecs.nested.plan import Plan, assemble
 from ..codecs.nested.unit import Node, Slot
 from ..columns.frames import empty_table
-from ..columns.inputs import arrow_dtype_names
 from ..errors import CorruptDataError, DecodeError, QdfError, QueryError
 from ..format.reader import ByteReader
 from ..format.tags import HEADER_SIZE, ContainerTag, Tag
@@ -105,14 +104,14 @@ def decode_shredded(
     r: ByteReader, ctx, h0: ColStructHeader, n_levels: int, columns: list[str] | None, expr,
     *, copy: bool, threads, index_columns: Callable[[bytes | None, list[str]], list[str]],
     categories: list[str] | bool | None = None, rows: RowSelection | None = None, filter_form: bool = False,
-    wide_strings: bool = False,
+    widen: Container[str] = (),
 ) -> pa.Table:
     """Decode a batch of levels (shredded nested columns, dictionary levels) whose
     level-0 header ``h0`` was just read. ``categories`` names the dictionary columns
     to return as Arrow dictionary arrays (``True``: every string one); ``filter_form``
     returns flat columns in the form filters evaluate on (``Deferred.for_filter``);
-    ``wide_strings`` decodes string dictionaries as ``large_string`` (see
-    :func:`.colstruct_read.widen_strings`; level 0's flat columns are the caller's)."""
+    the dictionary columns named in ``widen`` decode their strings as ``large_string``
+    (see :func:`.colstruct_read.widen_strings`; level 0's flat columns are the caller's)."""
     dict_names = h0.dicts or []
     plan, nodes = build_plan(h0, n_levels - len(dict_names))
     top = list(nodes)
@@ -157,8 +156,6 @@ def decode_shredded(
         levels.append(dict(zip(names, materialize(makers, None, hk.n_rows, threads, last_use=True))))
         level_rows.append(hk.n_rows)
     if dict_names:
-        # (a pd.ArrowDtype column keeps its type: it is its pandas dtype)
-        widen = set(dict_names) - arrow_dtype_names(h0.metadata) if wide_strings else set()
         dict_levels = read_dictionary_levels(r, ctx, dict_names, wanted[0], copy=copy,
                                              independent=h0.independent, widen=widen)
         _as_dictionary_columns(scanned0, dict_levels, categories)
