@@ -1,6 +1,6 @@
 """Decimal columns as v1 scaled integers: ``decimal128(p, s)`` value ``v`` is stored as ``v * 10**s``.
 
-Arrow keeps a decimal as a two's-complement integer of 128 (or 256) bits, the
+Arrow keeps a decimal as a two's-complement integer of 32, 64, 128 or 256 bits, the
 value times ``10**scale``. A v1 ``int`` column holds 64-bit integers, so a decimal
 column is stored as those integers when every value fits in int64 (18 digits: any
 money column) and its type goes in the schema note; a Go reader sees the scaled
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..errors import UnsupportedTypeError
+from ..errors import CorruptDataError, UnsupportedTypeError
 from .chunked import one_array
 
 __all__ = ["is_decimal", "scaled_int64", "from_scaled_int64", "scaled_literal", "fits_int64"]
@@ -29,9 +29,13 @@ def is_decimal(t: pa.DataType) -> bool:
 
 
 def _words(arr: pa.Array) -> np.ndarray:
-    """The array's 64-bit little-endian words, one row per value (2 for decimal128, 4 for decimal256)."""
-    width = arr.type.byte_width // 8
+    """The array's 64-bit little-endian words, one row per value (2 for decimal128, 4 for
+    decimal256, 1 for decimal64; a decimal32's 32-bit integers widened to one word)."""
     buf = arr.buffers()[1]
+    if arr.type.byte_width == 4:
+        narrow = np.frombuffer(buf, dtype="<i4", count=arr.offset + len(arr))[arr.offset:]
+        return narrow.astype(np.int64).reshape(-1, 1)
+    width = arr.type.byte_width // 8
     words = np.frombuffer(buf, dtype="<i8", count=(arr.offset + len(arr)) * width)
     return words.reshape(-1, width)[arr.offset:]
 
@@ -62,14 +66,19 @@ def scaled_int64(arr: pa.Array, column: str | None = None) -> np.ndarray:
 
 def from_scaled_int64(vals: np.ndarray, typ: pa.DataType, validity: pa.Buffer | None = None,
                       mask: np.ndarray | None = None) -> pa.Array:
-    """A decimal array of type ``typ`` from its scaled int64 values (sign-extended to 128 / 256 bits)."""
+    """A decimal array of type ``typ`` from its scaled int64 values (sign-extended to 128 /
+    256 bits; a decimal32 takes them as 32-bit integers, CorruptDataError if one does not fit)."""
     vals = np.ascontiguousarray(vals, dtype=np.int64)
+    if validity is None and mask is not None and mask.any():
+        validity = pa.array(~mask).buffers()[1]
+    if typ.byte_width == 4:
+        if len(vals) and (int(vals.min()) < -(1 << 31) or int(vals.max()) >= 1 << 31):
+            raise CorruptDataError(f"a scaled value of a {typ} column does not fit in 32 bits")
+        return pa.Array.from_buffers(typ, len(vals), [validity, pa.py_buffer(vals.astype("<i4"))])
     width = typ.byte_width // 8
     words = np.empty((len(vals), width), dtype="<i8")
     words[:, 0] = vals
     words[:, 1:] = (vals >> 63)[:, None]
-    if validity is None and mask is not None and mask.any():
-        validity = pa.array(~mask).buffers()[1]
     return pa.Array.from_buffers(typ, len(vals), [validity, pa.py_buffer(words)])
 
 

@@ -109,7 +109,9 @@ def _is_nested(typ: pa.DataType) -> bool:
     return t.is_list(typ) or t.is_large_list(typ) or t.is_fixed_size_list(typ) or t.is_struct(typ) or t.is_map(typ)
 
 
-_DECIMAL = re.compile(r"^decimal(128|256)\((\d{1,2}), (-?\d{1,2})\)$")
+_DECIMAL = re.compile(r"^decimal(32|64|128|256)\((\d{1,2}), (-?\d{1,2})\)$")
+_DECIMALS = {"32": "decimal32", "64": "decimal64", "128": "decimal128", "256": "decimal256"}
+_FIXED_BINARY = re.compile(r"^fixed_size_binary\[(\d{1,10})\]$")
 _OFFSET = re.compile(r"^[+-]\d\d:\d\d$")
 
 
@@ -148,8 +150,19 @@ def type_from_str(s: str) -> pa.DataType:
         return pa.timestamp(unit, tz=tz or None)
     m = _DECIMAL.match(s)
     if m:
-        bits, precision, scale = int(m[1]), int(m[2]), int(m[3])
-        return pa.decimal128(precision, scale) if bits == 128 else pa.decimal256(precision, scale)
+        make = getattr(pa, _DECIMALS[m[1]], None)  # decimal32 / decimal64: pyarrow 18 and later
+        if make is None:
+            raise ValueError(f"type {s!r} needs a newer pyarrow than {pa.__version__}")
+        try:
+            return make(int(m[2]), int(m[3]))
+        except (ValueError, pa.ArrowException) as exc:
+            raise ValueError(f"bad decimal type {s!r}: {exc}") from None
+    m = _FIXED_BINARY.match(s)
+    if m:
+        try:
+            return pa.binary(int(m[1]))
+        except (ValueError, OverflowError, pa.ArrowException) as exc:
+            raise ValueError(f"bad fixed-size binary type {s!r}: {exc}") from None
     if s.startswith("duration[") and s.endswith("]"):
         return pa.duration(s[len("duration[") : -1])
     if s.startswith("time32[") and s.endswith("]"):
