@@ -75,9 +75,9 @@ def test_levels_reuse_the_values_body_of_their_trial(monkeypatch, mode: str) -> 
     seen: list[bytes] = []
     real = fsst.fsst_block
 
-    def spy(offsets, data, n, limit=None):
+    def spy(offsets, data, n, limit=None, cap=None):
         seen.append(bytes(data[int(offsets[0]):int(offsets[n])]) + np.asarray(offsets[: n + 1]).tobytes())
-        return real(offsets, data, n, limit)
+        return real(offsets, data, n, limit, cap)
 
     monkeypatch.setattr(fsst, "fsst_block", spy)
     buf = qdf.encode(t, mode=mode)
@@ -496,9 +496,9 @@ def test_a_column_whose_dictionary_form_wins_trains_no_fsst_table(monkeypatch) -
     trained, rows = [], []
     real_train, real_block = fsst_codec.ft.fsst_train_into, fsst_codec.fsst_block
 
-    def block(offsets, data, n, limit=None):
+    def block(offsets, data, n, limit=None, cap=None):
         rows.append(n)
-        return real_block(offsets, data, n, limit)
+        return real_block(offsets, data, n, limit, cap)
 
     monkeypatch.setattr(fsst_codec.ft, "fsst_train_into", lambda *a: trained.append(rows[-1]) or real_train(*a))
     monkeypatch.setattr(fsst_codec, "fsst_block", block)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import qdf_columnar as qdf
@@ -285,6 +285,9 @@ def test_balanced_is_never_larger_than_any_sized_candidate(shape: str, n: int) -
 @settings(max_examples=300, deadline=None)
 @given(shape=st.sampled_from([s for s in SHAPES if s != "binary"]), n=st.sampled_from([16, 40, 300, 2000]),
        seed=st.integers(0, 2**32 - 1), independent=st.booleans(), fsst=st.booleans(), cut=st.floats(0.3, 1.5))
+# FSST's held-out projection overestimated this column by more than its margin: judged
+# against the limit, it dropped a block (58,765 bytes) the call without one keeps.
+@example(shape="long", n=300, seed=3756, independent=False, fsst=True, cut=1.0625)
 def test_a_limit_changes_nothing_the_caller_keeps(shape: str, n: int, seed: int, independent: bool, fsst: bool,
                                                   cut: float) -> None:
     """With ``limit``, a body shorter than it is byte for byte the body written without it,

@@ -66,15 +66,21 @@ def try_write_fsst(out: bytearray, offsets: np.ndarray, data: np.ndarray, n: int
     return True
 
 
-def fsst_block(offsets: np.ndarray, data: np.ndarray, n: int, limit: int | None = None) -> bytearray | None:
+def fsst_block(offsets: np.ndarray, data: np.ndarray, n: int, limit: int | None = None,
+               cap: int | None = None) -> bytearray | None:
     """The whole F6 block (tag included), or None when it is not strictly smaller than the gate.
 
-    The gate is min(sum(len) + n, ``limit``). Work is spent in order of cost: a lower
-    bound (every code an 8-byte symbol) is checked first; after training, a column
+    The gate is min(sum(len) + n, ``limit``, ``cap``). Work is spent in order of cost: a
+    lower bound (every code an 8-byte symbol) is checked first; after training, a column
     larger than ``PROJECT_MIN_BYTES`` is projected from a held-out sample of rows and
-    abandoned when the projection exceeds the gate by more than ``PROJECT_MARGIN``;
-    only then is the whole column encoded, into a buffer sized to the gate (plus a few
-    bytes of slack) so a losing encode stops as soon as it passes it.
+    abandoned when the projection exceeds min(sum(len) + n, ``limit``) by more than
+    ``PROJECT_MARGIN``; only then is the whole column encoded, into a buffer sized to the
+    gate (plus a few bytes of slack) so a losing encode stops as soon as it passes it.
+
+    ``cap`` is a bound the projection does not look at: with it, the answer is exactly
+    the one without it whenever that one is below it. A projection is an estimate, so
+    judged against a bound a caller may lower it could drop a block that would have been
+    kept (the string picker passes its caller's limit as ``cap``).
     """
     if n < FSST_MIN_ROWS:
         return None
@@ -83,14 +89,15 @@ def fsst_block(offsets: np.ndarray, data: np.ndarray, n: int, limit: int | None 
     if int(offsets[0]) < 0 or int(offsets[n]) > len(data):
         raise ValueError(f"string offsets {int(offsets[0])}..{int(offsets[n])} fall outside {len(data)} data bytes")
     raw = int(offsets[n] - offsets[0])
-    budget = raw + n  # the block must be strictly smaller than this
+    budget = raw + n  # what the projection judges against
     if limit is not None:
         budget = min(budget, int(limit))
+    gate = budget if cap is None else min(budget, int(cap))  # the block must be strictly smaller than this
     if raw == 0:
         return None  # table count + n + total + n empty rows already exceeds n
     fixed = 2 + uvarint_len(n) + uvarint_len(raw)  # tag, empty table, n, total
     lens = np.diff(offsets)
-    if fixed + n + int(((lens + 7) >> 3).sum()) >= budget:
+    if fixed + n + int(((lens + 7) >> 3).sum()) >= gate:
         return None  # even 8 bytes per code (and 1-byte code lengths) would not win
 
     target = ft.SAMPLE_TARGET
@@ -121,7 +128,7 @@ def fsst_block(offsets: np.ndarray, data: np.ndarray, n: int, limit: int | None 
         head += int(sym_vals[c]).to_bytes(8, "little")[:ln]
     write_uvarint(head, n)
     write_uvarint(head, raw)
-    room = budget - len(head)  # largest body that still passes the strict gate
+    room = gate - len(head)  # largest body that still passes the strict gate
     if room <= n:
         return None  # every row needs at least its code-length byte
     if raw > PROJECT_MIN_BYTES:

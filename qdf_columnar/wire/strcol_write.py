@@ -63,6 +63,7 @@ import pyarrow as pa
 
 from ..codecs.qpack import INT_CODES
 from ..codecs.registry import STRING_BY_NAME, STRING_CANDIDATES, STRING_REFERENCE_ORDER
+from ..codecs.strings.fsst import FSST
 from ..codecs.strings.slab import SLAB
 from ..codecs.strings.unit import Column, StrPlan
 
@@ -77,9 +78,9 @@ def write_string_column(out: bytearray, arr: pa.Array, dense: Any, *, fsst: bool
     state and a reader seeks past it (the column index gives its length).
     ``enc``: ``arr.dictionary_encode()`` (first-seen order), when the caller has it.
     ``limit``: the caller keeps the body only when it is shorter than this many bytes;
-    a candidate whose lower bound shows it cannot be is not sized (nor, for FSST,
-    trained). Whenever some form is shorter than ``limit``, the body is the one written
-    without it: a candidate left out could not have been chosen.
+    FSST is not trained when its lower bound shows it cannot be, and its encode stops
+    once past it. Whenever some form is shorter than ``limit``, the body is the one
+    written without it: a candidate left out could not have been chosen.
     """
     if len(arr) == 0:
         return "empty"
@@ -98,10 +99,15 @@ def _reference_order(col: Column) -> StrPlan:
     raise AssertionError("the reference order ends with a form whose gate always passes")
 
 
-def _bound(best: StrPlan, limit: int | None) -> int:
-    """What a candidate must be strictly smaller than to matter: the best so far, or the
-    caller's ``limit`` when lower."""
-    return best.cost if limit is None else min(best.cost, limit)
+def _plan(unit: Any, col: Column, best: StrPlan, limit: int | None) -> StrPlan | None:
+    """``unit``'s plan against the best form so far. The caller's ``limit`` reaches FSST
+    only, as a cap on its encode: its held-out projection is an estimate, and judged
+    against a bound that moves with ``limit`` it could drop a block the call without
+    ``limit`` keeps. The other forms are sized exactly and cheaply, limit or not, so the
+    best so far, and every choice, is the same with and without it."""
+    if unit is FSST:
+        return FSST.plan(col, best.cost, cap=limit)
+    return unit.plan(col, best.cost)
 
 
 def _smallest(col: Column, *, fsst: bool, limit: int | None = None) -> StrPlan:
@@ -117,7 +123,7 @@ def _smallest(col: Column, *, fsst: bool, limit: int | None = None) -> StrPlan:
     for unit in STRING_CANDIDATES:
         if unit.compression_only and not fsst:
             continue
-        plan = unit.plan(col, _bound(best, limit))
+        plan = _plan(unit, col, best, limit)
         if plan is not None and plan.cost < best.cost:
             best = plan
     return best
@@ -132,7 +138,7 @@ def _self_contained(col: Column, *, fsst: bool, limit: int | None = None) -> Str
     for unit in STRING_CANDIDATES:
         if unit is SLAB or not unit.self_contained or (unit.compression_only and not fsst):
             continue
-        plan = unit.plan(col, _bound(best, limit))
+        plan = _plan(unit, col, best, limit)
         if plan is not None and plan.cost <= best.cost:
             best = plan
     return best

@@ -28,10 +28,12 @@ class Fsst:
     def gate(self, col: Column) -> StrPlan | None:
         return None  # not in the reference order here: tried last, when smaller (docs/FORMAT.md)
 
-    def plan(self, col: Column, to_beat: int | None) -> StrPlan | None:
-        """The whole block when it is strictly smaller than ``to_beat`` (and than
-        sum(len) + n, the reference's gate), with n >= 16; else None."""
-        block = fsst_codec.fsst_block(col.offsets, col.data, col.n, limit=to_beat)
+    def plan(self, col: Column, to_beat: int | None, cap: int | None = None) -> StrPlan | None:
+        """The whole block when it is strictly smaller than ``to_beat``, ``cap`` (and
+        sum(len) + n, the reference's gate), with n >= 16; else None. ``cap`` (the
+        string picker's caller limit) only stops work early: the held-out projection
+        judges against ``to_beat`` alone (:func:`..fsst.fsst_block`)."""
+        block = fsst_codec.fsst_block(col.offsets, col.data, col.n, limit=to_beat, cap=cap)
         return None if block is None else StrPlan(self.name, len(block), block)
 
     def encode(self, out: bytearray, col: Column, plan: StrPlan) -> None:
