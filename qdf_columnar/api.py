@@ -16,8 +16,9 @@ import pyarrow as pa
 
 from .codecs.nested.plan import shreddable
 from .codecs.nested.unit import is_nested
+from .columns.chunked import one_array
 from .columns.inputs import arrow_dtype_names, to_arrow_table
-from .columns.logical import from_storage, to_storage
+from .columns.logical import from_storage, has_logical_types, to_storage
 from .columns.outputs import OutputKind, convert_output, empty_table, pandas_index_columns
 from .errors import CorruptDataError, DecodeError, InvalidOptionError, QueryError, UnsupportedTypeError
 from .format.header import ENTROPY_MIN_GAIN_WITH_INDEX, finish_body, open_body, pack_header
@@ -33,7 +34,7 @@ from .wire.context import DecodeContext, EncodeContext
 from .wire.dict_write import plan_dictionaries, write_dictionary_batch
 from .wire.parallel import RowSelection, check_rows, materialize
 from .wire.rows import rows_for_speed, rows_table, split_note
-from .wire.shred_read import decode_shredded, open_shredded
+from .wire.shred_read import open_shredded, shredded_arrays
 from .wire.shred_write import write_shredded
 
 __all__ = ["encode", "decode"]
@@ -287,22 +288,37 @@ def _decode_shredded(
     filter_form: bool = False, wide_strings: bool = False,
 ) -> pa.Table | None:
     """A batch with nested columns shredded into levels (docs/FORMAT.md Part 3), or None."""
+    opened = _shredded_arrays(r, ctx, columns, expr, copy=copy, threads=threads, categories=categories, rows=rows,
+                              filter_form=filter_form, wide_strings=wide_strings)
+    if opened is None:
+        return None
+    metadata, out, n_out = opened
+    return pa.table(out, metadata=metadata) if out else empty_table(n_out, metadata)
+
+
+def _shredded_arrays(
+    r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads, categories=None, rows=None,
+    filter_form: bool = False, wide_strings: bool = False,
+) -> tuple[dict[bytes, bytes] | None, dict[str, pa.Array], int] | None:
+    """(schema metadata, column -> array, row count) of a batch of levels, or None when
+    the root is not one (``r`` and ``ctx`` then hold partial state)."""
     opened = open_shredded(r, ctx)
     if opened is None:
         return None
     h0, n_levels = opened
     dict_names = set(h0.dicts or [])
     flat = [n for n, t, _ in h0.shred if t is None] if h0.shred is not None else h0.names
-    # Dictionary columns take categories= in decode_shredded (their type is in their level).
+    # Dictionary columns take categories= in shredded_arrays (their type is in their level).
     plain = [c for c in categories if c not in dict_names] if isinstance(categories, list) else categories
     _apply_categories(h0, plain, [n for n in flat if n not in dict_names])
     # Flat columns (dictionary ones too) whose strings decode wide; a pd.ArrowDtype
     # column keeps its type: it is its pandas dtype.
     widen = set(flat) - arrow_dtype_names(h0.metadata) if wide_strings else set()
     widen_strings(c for c in h0.columns if c.name in widen)
-    return decode_shredded(r, ctx, h0, n_levels, columns, expr, copy=copy, threads=threads,
-                           index_columns=pandas_index_columns, categories=categories, rows=rows,
-                           filter_form=filter_form, widen=widen)
+    out, n_out = shredded_arrays(r, ctx, h0, n_levels, columns, expr, copy=copy, threads=threads,
+                                 index_columns=pandas_index_columns, categories=categories, rows=rows,
+                                 filter_form=filter_form, widen=widen)
+    return h0.metadata or None, out, n_out
 
 
 def _check_columns_arg(columns: Any) -> list[str]:
@@ -357,6 +373,22 @@ def _decode_columnar(
     categories: Any = None, rows: RowSelection | None = None, filter_form: bool = False,
     wide_strings: bool = False,
 ) -> pa.Table:
+    header, names, arrays, n_out = _columnar_arrays(
+        r, ctx, columns, expr, copy=copy, threads=threads, hybrid=hybrid, categories=categories, rows=rows,
+        filter_form=filter_form, wide_strings=wide_strings)
+    metadata = header.metadata or None
+    if not names:
+        return empty_table(n_out, metadata)
+    return pa.table(dict(zip(names, arrays)), metadata=metadata)
+
+
+def _columnar_arrays(
+    r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads, hybrid: bool = False,
+    categories: Any = None, rows: RowSelection | None = None, filter_form: bool = False,
+    wide_strings: bool = False,
+) -> tuple[Any, list[str], list[pa.Array], int]:
+    """(header, column names, their arrays, row count) of a columnar container: what
+    :func:`_decode_columnar` makes a table of."""
     header = read_colstruct_header(r, ctx, hybrid=hybrid)
     _apply_categories(header, categories, [c.name for c in header.columns if c.kind != ColKind.RESIDUAL])
     if wide_strings:  # (a pd.ArrowDtype column keeps its type: it is its pandas dtype)
@@ -382,11 +414,39 @@ def _decode_columnar(
         rows = check_rows(rows, header.n_rows)
     n_out = header.n_rows if rows is None else len(rows)
     makers = [deferred[c].for_filter_all if filter_form else deferred[c] for c in proj_all]
-    arrays = dict(zip(proj_all, materialize(makers, rows, n_out, threads, last_use=True)))
-    metadata = header.metadata or None
-    if not proj_all:
-        return empty_table(n_out, metadata)
-    return pa.table(arrays, metadata=metadata)
+    return header, proj_all, materialize(makers, rows, n_out, threads, last_use=True), n_out
+
+
+def decode_chunk_arrays(buf: Any, *, rows: np.ndarray | None = None, n_rows: int = 0, filter_form: bool = False,
+                        no_copy: bool = False, categories: list[str] | None = None,
+                        for_pandas: bool = False) -> tuple[list[str], list[pa.Array], int]:
+    """(column names, arrays, row count) of a qdf v1 batch, for a ``.qdf`` reader that
+    decodes one column chunk at a time: the columns of :func:`decode_arrow` (``rows``:
+    of :func:`decode_rows`; ``filter_form``: of :func:`decode_filter_inputs`) without
+    the table around them, which costs more than the rest of a small chunk's decode."""
+    flags, buf = open_body(buf)
+    sel = None if rows is None else RowSelection(rows, n_rows)
+    r = ByteReader(buf, HEADER_SIZE)
+    ctx = DecodeContext(flags=flags)
+    if r.peek("the root value") == ContainerTag.COL_STRUCT:
+        r.pos += 1
+        header, names, arrays, n_out = _columnar_arrays(
+            r, ctx, None, None, copy=not no_copy, threads=False, categories=categories, rows=sel,
+            filter_form=filter_form, wide_strings=for_pandas)
+        metadata = header.metadata
+    else:
+        opened = _shredded_arrays(r, ctx, None, None, copy=not no_copy, threads=False, categories=categories,
+                                  rows=sel, filter_form=filter_form, wide_strings=for_pandas)
+        if opened is None:  # another writer's layout (rows): the general path
+            t = from_storage(_decode_table(buf, flags, None, None, sel, no_copy, False, categories,
+                                           filter_form=filter_form, wide_strings=for_pandas))
+            return t.column_names, [one_array(c) for c in t.columns], t.num_rows
+        metadata, out, n_out = opened
+        names, arrays = list(out), list(out.values())
+    if names and has_logical_types(metadata):  # logical types ride on storage types: restore them
+        t = from_storage(pa.table(dict(zip(names, arrays)), metadata=metadata))
+        arrays = [one_array(c) for c in t.columns]
+    return names, arrays, n_out
 
 
 def _decode_rows(r: ByteReader, ctx: DecodeContext, columns, expr) -> pa.Table:

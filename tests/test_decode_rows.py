@@ -67,3 +67,36 @@ def test_filtered_file_reads_materialise_only_survivors(tmp_path, version):
             if columns is not None:
                 want = want.select(columns)
             assert got.equals(want), (where, columns)
+
+
+@pytest.mark.parametrize("mode,extra", [("balanced", {}), ("compression", {}), ("speed", {}),
+                                        ("balanced", {"go_compatible": True})])
+def test_chunk_arrays_are_the_decoded_columns(mode, extra):
+    """``decode_chunk_arrays`` (a .qdf reader's per-chunk decode) gives the columns of
+    ``decode_arrow`` / ``decode_rows`` / ``decode_filter_inputs`` without their table,
+    for every root a chunk may have: columnar, levels, rows, and logical types."""
+    from qdf_columnar.api import decode_arrow, decode_chunk_arrays, decode_filter_inputs
+
+    t = _table(500)
+    extra_cols = {
+        "fsb": pa.array([bytes([j % 7]) * 3 if j % 5 else None for j in range(500)], pa.binary(3)),
+        "sv": pa.array([f"v{j % 9}" for j in range(500)], pa.string_view()),
+        "f32cat": pa.array((np.arange(500) % 6).astype(np.float32)),
+    }
+    for name, arr in extra_cols.items():
+        t = t.append_column(name, arr)
+    rows = np.arange(1, 500, 3)
+    for name in t.column_names:
+        one = t.select([name])
+        buf = qdf.encode(one, mode=mode, **extra)
+        names, arrays, n = decode_chunk_arrays(buf, for_pandas=True)
+        want = decode_arrow(buf, for_pandas=True)
+        assert names == [name] and n == 500 and arrays[0].equals(want.column(0).combine_chunks())
+        assert arrays[0].cast(one.schema.field(0).type).equals(one.column(0).combine_chunks())
+        names, arrays, n = decode_chunk_arrays(buf, rows=rows, n_rows=500)
+        assert names == [name] and n == len(rows)
+        assert arrays[0].equals(decode_rows(buf, rows, 500).column(0).combine_chunks())
+        names, arrays, n = decode_chunk_arrays(buf, filter_form=True)
+        assert arrays[0].equals(decode_filter_inputs(buf).column(0).combine_chunks())
+    with pytest.raises(qdf.CorruptDataError, match="holds 500 rows, expected 501"):
+        decode_chunk_arrays(qdf.encode(t.select(["i"])), rows=np.arange(3), n_rows=501)

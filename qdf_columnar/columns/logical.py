@@ -23,7 +23,7 @@ import pyarrow as pa
 from ..errors import CorruptDataError
 from .kinds import type_from_str, type_to_str
 
-__all__ = ["LOGICAL_KEY", "to_storage", "from_storage"]
+__all__ = ["LOGICAL_KEY", "to_storage", "from_storage", "has_logical_types"]
 
 #: Schema-metadata key: ``{column: type spelling}`` of the columns stored through another type.
 LOGICAL_KEY = b"qdf.logical"
@@ -73,6 +73,11 @@ def _from_storage(arr: pa.Array, t: pa.DataType) -> pa.Array:
     if isinstance(t, pa.BaseExtensionType):
         return pa.ExtensionArray.from_storage(t, _from_storage(arr, t.storage_type))
     return arr if arr.type == t else arr.cast(t)
+
+
+def has_logical_types(metadata: dict[bytes, bytes] | None) -> bool:
+    """Whether schema ``metadata`` lists columns that :func:`from_storage` converts."""
+    return bool(metadata) and LOGICAL_KEY in metadata
 
 
 def from_storage(table: pa.Table) -> pa.Table:

@@ -68,7 +68,7 @@ def to_pandas(table: pa.Table, *, owned: bool = False) -> Any:
     string neutralised, then replaced by the Arrow data itself.
     """
     meta = table.schema.metadata or {}
-    projected = project_pandas_metadata(meta, table.column_names)
+    projected = project_pandas_metadata(meta, table.column_names) if b"pandas" in meta else meta
     if projected is not meta:
         table = with_metadata(table, projected)
     return restore_frame(_base_to_pandas(table, owned), table)
@@ -113,7 +113,7 @@ def _pandas_meta_to_pandas(table: pa.Table) -> Any:
 
 def _plain_to_pandas(table: pa.Table) -> Any:
     """pyarrow's conversion of a batch without pandas metadata (Arrow-only types as ``pd.ArrowDtype``)."""
-    if not any(_arrow_only(f.type) for f in table.schema):
+    if not any(_arrow_only(t) for t in table.schema.types):
         return table.to_pandas()
     import pandas as pd
 
@@ -159,7 +159,9 @@ def _owned_frame(table: pa.Table, convert: Any, index: Sequence[str] = (), keep:
     import pandas as pd
 
     names = table.column_names
-    if table.nbytes < _owned_threshold(len(names), True):  # all the buffers: one C call, no per-column look
+    # All the buffers in one C call, no per-column look (``nbytes``, which sizes what
+    # string offsets reference, costs ~4 us a column; the buffers' size bounds it).
+    if table.get_total_buffer_size() < _owned_threshold(len(names), True):
         return convert(table)
     if len(set(names)) != len(names):  # columns are found by name below
         return convert(table)
@@ -255,8 +257,16 @@ def project_pandas_metadata(meta: dict[bytes, bytes] | None, names: list[str]) -
 
 def _arrow_only(t: pa.DataType) -> bool:
     """Types pandas can only hold as Python objects (or as pd.ArrowDtype)."""
-    return pa.types.is_nested(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t) \
-        or pa.types.is_binary_view(t) or pa.types.is_fixed_size_binary(t)
+    known = _ARROW_ONLY.get(t.id)
+    if known is None:
+        known = _ARROW_ONLY[t.id] = pa.types.is_nested(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t) \
+            or pa.types.is_binary_view(t) or pa.types.is_fixed_size_binary(t)
+    return known
+
+
+#: :func:`_arrow_only` by type id, the only thing its tests look at (each pa.types test
+#: costs ~1 us, and every conversion asks once a column).
+_ARROW_ONLY: dict[int, bool] = {}
 
 
 def pandas_index_columns(meta: bytes | None, names: list[str]) -> list[str]:

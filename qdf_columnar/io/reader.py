@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..columns.chunked import one_array
+from ..api import decode_arrow, decode_chunk_arrays
 from ..columns.inputs import arrow_dtype_names
 from ..columns.outputs import convert_output, empty_table, pandas_index_columns, project_pandas_metadata
 from ..errors import CorruptDataError, DecodeError, QdfWarning, QueryError, TruncatedError
@@ -376,8 +376,6 @@ class QdfFile:
         if self._meta.version[0] >= 2:
             return self._conform(self._read_chunks(g, target.names, expr, no_copy, threads, categories, for_pandas),
                                  target, g, expr is None)
-        from ..api import decode_arrow
-
         buf = self._src.read(g.offset, g.length)
         crc = zlib.crc32(buf)
         if crc != g.crc32:
@@ -478,31 +476,21 @@ class QdfFile:
                       for_pandas: bool = False) -> pa.Array:
         """Column chunk ``j``: checked, unpacked, decoded (only ``rows`` when given, in
         filter form with ``for_filter``), and held to its row count and name."""
-        from ..api import decode_arrow, decode_filter_inputs, decode_rows
-
         chunk = g.chunks[j]
         buf = opener.get(name)
         data = opener.data(name)
-        cats = [name] if as_category else None
         try:
-            if for_filter:
-                t = decode_filter_inputs(buf, no_copy=no_copy and buf is data, rows=rows, n_rows=g.num_rows,
-                                         for_pandas=for_pandas)
-            elif rows is None:
-                t = decode_arrow(buf, no_copy=no_copy and buf is data, threads=False, categories=cats,
-                                 for_pandas=for_pandas)
-            else:
-                t = decode_rows(buf, rows, g.num_rows, no_copy=no_copy and buf is data, categories=cats,
-                                for_pandas=for_pandas)
+            names, arrays, n = decode_chunk_arrays(
+                buf, rows=rows, n_rows=g.num_rows, filter_form=for_filter, no_copy=no_copy and buf is data,
+                categories=[name] if as_category and not for_filter else None, for_pandas=for_pandas)
         except DecodeError as err:
             raise _at_chunk(err, g, chunk, name) from None
         want = g.num_rows if rows is None else len(rows)
-        if t.column_names != [name] or t.num_rows != want:
+        if names != [name] or n != want:
             raise CorruptDataError(
-                f"column chunk decodes to {t.num_rows} rows of {t.column_names}; the footer says {want} "
+                f"column chunk decodes to {n} rows of {names}; the footer says {want} "
                 f"rows of [{name!r}]", column=name, row_group=g.index, offset=chunk.offset)
-        col = t.column(0)
-        return one_array(col)
+        return arrays[0]
 
     def _conform(self, t: pa.Table, target: pa.Schema, g: RowGroup, complete: bool) -> pa.Table:
         """Give one decoded group the file's types; a group that disagrees with the footer is corrupt."""

@@ -16,7 +16,6 @@ import pyarrow as pa
 
 from ..codecs.nested.plan import Plan, assemble
 from ..codecs.nested.unit import Node, Slot
-from ..columns.frames import empty_table
 from ..errors import CorruptDataError, DecodeError, QdfError, QueryError
 from ..format.reader import ByteReader
 from ..format.tags import HEADER_SIZE, ContainerTag, Tag
@@ -100,14 +99,15 @@ def node_slots(node: Node) -> list[Slot]:
     return out
 
 
-def decode_shredded(
+def shredded_arrays(
     r: ByteReader, ctx, h0: ColStructHeader, n_levels: int, columns: list[str] | None, expr,
     *, copy: bool, threads, index_columns: Callable[[bytes | None, list[str]], list[str]],
     categories: list[str] | bool | None = None, rows: RowSelection | None = None, filter_form: bool = False,
     widen: Container[str] = (),
-) -> pa.Table:
+) -> tuple[dict[str, pa.Array], int]:
     """Decode a batch of levels (shredded nested columns, dictionary levels) whose
-    level-0 header ``h0`` was just read. ``categories`` names the dictionary columns
+    level-0 header ``h0`` was just read: (column -> array, row count); the batch's
+    schema metadata is ``h0.metadata``. ``categories`` names the dictionary columns
     to return as Arrow dictionary arrays (``True``: every string one); ``filter_form``
     returns flat columns in the form filters evaluate on (``Deferred.for_filter``);
     the dictionary columns named in ``widen`` decode their strings as ``large_string``
@@ -184,9 +184,7 @@ def decode_shredded(
         except QdfError as exc:
             raise exc.with_location(column=c) from None
         out[c] = arr if rows is None else arr.take(pa.array(rows))
-    if not out:
-        return empty_table(n_out, h0.metadata or None)
-    return pa.table(out, metadata=h0.metadata or None)
+    return out, n_out
 
 
 def _as_dictionary_columns(scanned: dict, dict_levels: dict[str, DictionaryLevel],
@@ -215,4 +213,4 @@ def _scan(r: ByteReader, h: ColStructHeader, ctx, wanted: set[str], copy: bool, 
     return scanned
 
 
-__all__ = ["build_plan", "decode_shredded", "shredded_levels"]
+__all__ = ["build_plan", "shredded_arrays", "shredded_levels"]
