@@ -262,38 +262,54 @@ def decode_filter_inputs(buf: Any, *, no_copy: bool = False, rows: np.ndarray | 
 def _decode_table(buf: Any, flags: int, columns: list[str] | None, expr: Any, rows: RowSelection | None,
                   no_copy: bool, threads: Any, categories: Any, *, filter_form: bool = False,
                   wide_strings: bool = False) -> pa.Table:
+    parts = _decode_parts(buf, flags, columns, expr, rows, no_copy, threads, categories, filter_form=filter_form,
+                          wide_strings=wide_strings)
+    if parts is None:
+        return _row_major_table(buf, flags, columns, expr, rows, categories)
+    return _table(*parts)
+
+
+def _table(metadata: dict[bytes, bytes] | None, names: list[str], arrays: list[pa.Array], n_rows: int) -> pa.Table:
+    """Decoded columns as a table (one without columns keeps its row count)."""
+    return pa.table(dict(zip(names, arrays)), metadata=metadata) if names else empty_table(n_rows, metadata)
+
+
+#: (schema metadata, column names, their arrays, row count) of a decoded batch.
+_Parts = tuple[dict[bytes, bytes] | None, list[str], list[pa.Array], int]
+
+
+def _decode_parts(buf: Any, flags: int, columns: list[str] | None, expr: Any, rows: RowSelection | None,
+                  no_copy: bool, threads: Any, categories: Any, *, filter_form: bool = False,
+                  wide_strings: bool = False) -> _Parts | None:
+    """(schema metadata, column names, their arrays, row count) of a columnar batch or a
+    batch of levels, or None when the root is an ordinary row-major value."""
     r = ByteReader(buf, HEADER_SIZE)
     ctx = DecodeContext(flags=flags)
     root = r.peek("the root value")
     if root in (ContainerTag.COL_STRUCT, ContainerTag.HYBRID_COL_STRUCT):
         r.pos += 1
-        table = _decode_columnar(r, ctx, columns, expr, copy=not no_copy, threads=threads, categories=categories,
-                                 hybrid=root == ContainerTag.HYBRID_COL_STRUCT, rows=rows, filter_form=filter_form,
-                                 wide_strings=wide_strings)
-    else:
-        table = _decode_shredded(r, ctx, columns, expr, copy=not no_copy, threads=threads, categories=categories,
-                                 rows=rows, filter_form=filter_form, wide_strings=wide_strings)
-        if table is None:  # an ordinary row-major root: start over with fresh Dense state
-            r.pos, ctx = HEADER_SIZE, DecodeContext(flags=flags)
-            table = _decode_rows(r, ctx, columns, expr)
-            if categories:
-                table = _categorize_rows(table, categories)
-            if rows is not None:
-                table = table.take(pa.array(check_rows(rows, table.num_rows)))
-    return table
-
-
-def _decode_shredded(
-    r: ByteReader, ctx: DecodeContext, columns, expr, *, copy: bool, threads, categories=None, rows=None,
-    filter_form: bool = False, wide_strings: bool = False,
-) -> pa.Table | None:
-    """A batch with nested columns shredded into levels (docs/FORMAT.md Part 3), or None."""
-    opened = _shredded_arrays(r, ctx, columns, expr, copy=copy, threads=threads, categories=categories, rows=rows,
-                              filter_form=filter_form, wide_strings=wide_strings)
+        header, names, arrays, n_out = _columnar_arrays(
+            r, ctx, columns, expr, copy=not no_copy, threads=threads, categories=categories,
+            hybrid=root == ContainerTag.HYBRID_COL_STRUCT, rows=rows, filter_form=filter_form,
+            wide_strings=wide_strings)
+        return header.metadata or None, names, arrays, n_out
+    opened = _shredded_arrays(r, ctx, columns, expr, copy=not no_copy, threads=threads, categories=categories,
+                              rows=rows, filter_form=filter_form, wide_strings=wide_strings)
     if opened is None:
         return None
     metadata, out, n_out = opened
-    return pa.table(out, metadata=metadata) if out else empty_table(n_out, metadata)
+    return metadata, list(out), list(out.values()), n_out
+
+
+def _row_major_table(buf: Any, flags: int, columns: list[str] | None, expr: Any, rows: RowSelection | None,
+                     categories: Any) -> pa.Table:
+    """A row-major root (a list of maps), read with fresh Dense state."""
+    table = _decode_rows(ByteReader(buf, HEADER_SIZE), DecodeContext(flags=flags), columns, expr)
+    if categories:
+        table = _categorize_rows(table, categories)
+    if rows is not None:
+        table = table.take(pa.array(check_rows(rows, table.num_rows)))
+    return table
 
 
 def _shredded_arrays(
@@ -376,10 +392,7 @@ def _decode_columnar(
     header, names, arrays, n_out = _columnar_arrays(
         r, ctx, columns, expr, copy=copy, threads=threads, hybrid=hybrid, categories=categories, rows=rows,
         filter_form=filter_form, wide_strings=wide_strings)
-    metadata = header.metadata or None
-    if not names:
-        return empty_table(n_out, metadata)
-    return pa.table(dict(zip(names, arrays)), metadata=metadata)
+    return _table(header.metadata or None, names, arrays, n_out)
 
 
 def _columnar_arrays(
@@ -426,23 +439,12 @@ def decode_chunk_arrays(buf: Any, *, rows: np.ndarray | None = None, n_rows: int
     the table around them, which costs more than the rest of a small chunk's decode."""
     flags, buf = open_body(buf)
     sel = None if rows is None else RowSelection(rows, n_rows)
-    r = ByteReader(buf, HEADER_SIZE)
-    ctx = DecodeContext(flags=flags)
-    if r.peek("the root value") == ContainerTag.COL_STRUCT:
-        r.pos += 1
-        header, names, arrays, n_out = _columnar_arrays(
-            r, ctx, None, None, copy=not no_copy, threads=False, categories=categories, rows=sel,
-            filter_form=filter_form, wide_strings=for_pandas)
-        metadata = header.metadata
-    else:
-        opened = _shredded_arrays(r, ctx, None, None, copy=not no_copy, threads=False, categories=categories,
-                                  rows=sel, filter_form=filter_form, wide_strings=for_pandas)
-        if opened is None:  # another writer's layout (rows): the general path
-            t = from_storage(_decode_table(buf, flags, None, None, sel, no_copy, False, categories,
-                                           filter_form=filter_form, wide_strings=for_pandas))
-            return t.column_names, [one_array(c) for c in t.columns], t.num_rows
-        metadata, out, n_out = opened
-        names, arrays = list(out), list(out.values())
+    parts = _decode_parts(buf, flags, None, None, sel, no_copy, False, categories, filter_form=filter_form,
+                          wide_strings=for_pandas)
+    if parts is None:  # another writer's layout (rows)
+        t = from_storage(_row_major_table(buf, flags, None, None, sel, categories))
+        return t.column_names, [one_array(c) for c in t.columns], t.num_rows
+    metadata, names, arrays, n_out = parts
     if names and has_logical_types(metadata):  # logical types ride on storage types: restore them
         t = from_storage(pa.table(dict(zip(names, arrays)), metadata=metadata))
         arrays = [one_array(c) for c in t.columns]

@@ -110,7 +110,6 @@ def _is_nested(typ: pa.DataType) -> bool:
 
 
 _DECIMAL = re.compile(r"^decimal(32|64|128|256)\((\d{1,2}), (-?\d{1,2})\)$")
-_DECIMALS = {"32": "decimal32", "64": "decimal64", "128": "decimal128", "256": "decimal256"}
 _FIXED_BINARY = re.compile(r"^fixed_size_binary\[(\d{1,10})\]$")
 _OFFSET = re.compile(r"^[+-]\d\d:\d\d$")
 
@@ -150,7 +149,7 @@ def type_from_str(s: str) -> pa.DataType:
         return pa.timestamp(unit, tz=tz or None)
     m = _DECIMAL.match(s)
     if m:
-        make = getattr(pa, _DECIMALS[m[1]], None)  # decimal32 / decimal64: pyarrow 18 and later
+        make = getattr(pa, f"decimal{m[1]}", None)  # decimal32 / decimal64: pyarrow 18 and later
         if make is None:
             raise ValueError(f"type {s!r} needs a newer pyarrow than {pa.__version__}")
         try:

@@ -65,7 +65,7 @@ from ..codecs.qpack import INT_CODES
 from ..codecs.registry import STRING_BY_NAME, STRING_CANDIDATES, STRING_REFERENCE_ORDER
 from ..codecs.strings.fsst import FSST
 from ..codecs.strings.slab import SLAB
-from ..codecs.strings.unit import Column, StrPlan
+from ..codecs.strings.unit import Column, StringCodec, StrPlan
 
 
 def write_string_column(out: bytearray, arr: pa.Array, dense: Any, *, fsst: bool = False,
@@ -99,7 +99,7 @@ def _reference_order(col: Column) -> StrPlan:
     raise AssertionError("the reference order ends with a form whose gate always passes")
 
 
-def _plan(unit: Any, col: Column, best: StrPlan, limit: int | None) -> StrPlan | None:
+def _plan(unit: StringCodec, col: Column, best: StrPlan, limit: int | None) -> StrPlan | None:
     """``unit``'s plan against the best form so far. The caller's ``limit`` reaches FSST
     only, as a cap on its encode: its held-out projection is an estimate, and judged
     against a bound that moves with ``limit`` it could drop a block the call without

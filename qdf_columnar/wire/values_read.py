@@ -158,17 +158,12 @@ def timestamp_value(sec: int, nsec: int, start: int = 0) -> object:
         ) from None
 
 
-_QPACK: list[Any] = []  # memo: [the qpack codec module or None], imported on first use
-
-
 def _qpack_decoder() -> Any:
-    if not _QPACK:
-        try:
-            from ..codecs import qpack
-        except ImportError:
-            qpack = None
-        _QPACK.append(qpack)
-    return _QPACK[0]
+    try:
+        from ..codecs import qpack
+    except ImportError:
+        return None
+    return qpack
 
 
 def _read_qpack(r: ByteReader, ctx: DecodeContext, tag: int) -> np.ndarray:
