@@ -18,6 +18,8 @@ from ._jit import kernel
 from ._status import ERR_CORRUPT, ERR_OVERFLOW, ERR_TRUNCATED
 from .bitpack import fast_count, load_le64, load_le64_tail
 
+_HI = np.uint64(0x80)  # a uvarint byte with this bit set continues
+
 
 @kernel
 def read_uvarint_at(buf, p, e):
@@ -50,9 +52,15 @@ def scan_lenprefixed_into(buf, pos, end, starts, lens):
     p = np.uint64(pos)
     e = np.uint64(end)
     for i in range(starts.shape[0]):
-        v, p, status = read_uvarint_at(buf, p, e)
-        if status < 0:
-            return status
+        # One-byte lengths (most strings) are read here: a call per entry returning a
+        # tuple costs more than the rest of the loop.
+        v = np.uint64(buf[p]) if p < e else _HI
+        if v < _HI:
+            p += np.uint64(1)
+        else:
+            v, p, status = read_uvarint_at(buf, p, e)
+            if status < 0:
+                return status
         if v > e - p:
             return ERR_TRUNCATED
         starts[i] = np.int64(p)

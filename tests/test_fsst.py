@@ -509,11 +509,18 @@ _CODE = st.one_of(st.integers(0, 199), st.integers(0, 199), st.integers(0, 199),
                   st.just(255), st.integers(200, 254))  # mostly symbols, some escapes, few unknown
 
 
-@given(st.lists(st.lists(_CODE, max_size=23), min_size=1, max_size=12), st.integers(0, 2**32 - 1))
+_GUARD = 24  # bytes past the decoder's output room that must stay untouched
+
+
+@given(st.lists(st.lists(_CODE, max_size=23) | st.lists(_CODE, min_size=124, max_size=160), min_size=1, max_size=12),
+       st.integers(0, 2**32 - 1))
 def test_the_decoder_expands_codes_as_a_reference_decoder_does(rows: list[list[int]], seed: int) -> None:
     # Symbols of 1-8 bytes, codes 200-254 unknown and 255 an escape, in rows of every
-    # length (escapes, unknown codes and row ends anywhere): the decoded bytes, or the
-    # refusal, are the reference decoder's.
+    # length (escapes, unknown codes and row ends anywhere; code lengths of one uvarint
+    # byte and of two): the decoded bytes, or the refusal, are the reference decoder's,
+    # the framing walk ends where the decode does, and nothing is written past the
+    # ``total + 8`` bytes the decoder may use (rows whose codes all fit are written
+    # unchecked, the others checked).
     from qdf_kernels import fsst as fk
 
     rng = np.random.default_rng(seed)
@@ -530,17 +537,23 @@ def test_the_decoder_expands_codes_as_a_reference_decoder_does(rows: list[list[i
         want.append(ref or b"")
     total = sum(len(w) for w in want)
     offsets = np.empty(len(rows) + 1, np.int64)
-    data = np.empty(total + 8, np.uint8)
     buf = np.frombuffer(bytes(body), np.uint8)
-    end = fk.fsst_decode_into(buf, np.int64(0), np.int64(len(buf)), words, lens, offsets, data, np.int64(total),
-                              np.zeros(1, np.int64))
+    assert fk.fsst_skip_rows(buf, np.int64(0), np.int64(len(buf)), np.int64(len(rows)), np.zeros(1, np.int64)) \
+        == len(buf)
+
+    def decode(declared: int) -> tuple[int, np.ndarray]:
+        data = np.full(declared + 8 + _GUARD, 0xA5, np.uint8)
+        end = fk.fsst_decode_into(buf, np.int64(0), np.int64(len(buf)), words, lens, offsets, data[: declared + 8],
+                                  np.int64(declared), np.zeros(1, np.int64))
+        assert (data[declared + 8:] == 0xA5).all()
+        return end, data
+
+    end, data = decode(total)
     if not ok:
         assert end < 0
         return
     assert end == len(buf)
     assert [data[offsets[i]: offsets[i + 1]].tobytes() for i in range(len(rows))] == want
-    # and a declared total one byte short is refused, never written past
-    if total:
-        short = np.empty(total - 1 + 8, np.uint8)
-        assert fk.fsst_decode_into(buf, np.int64(0), np.int64(len(buf)), words, lens, offsets, short,
-                                   np.int64(total - 1), np.zeros(1, np.int64)) < 0
+    # and a declared total one byte short, or far short, is refused, never written past
+    for short in {total - 1, total // 2, total // 5} if total else ():
+        assert decode(short)[0] < 0
