@@ -141,6 +141,30 @@ def test_a_mid_size_frame_is_handed_over_only_when_every_column_can_be() -> None
     assert len(qdf.decode(qdf.encode(small))._mgr.blocks) == len(small.to_pandas()._mgr.blocks)
 
 
+def test_a_batch_without_pandas_metadata_is_handed_over_from_a_lower_threshold() -> None:
+    """A batch that did not come from a DataFrame needs no zero-row conversion to learn its
+    labels and dtypes, so its numeric columns are handed over from OWNED_PLAIN_MIN_BYTES
+    even next to a string column; a DataFrame's batch of the same size keeps pyarrow's
+    conversion there. Both equal pyarrow's conversion and take writes."""
+    assert outputs.OWNED_PLAIN_MIN_BYTES < outputs.OWNED_MIN_BYTES
+    n = outputs.OWNED_PLAIN_MIN_BYTES // 24 + 1
+    rng = np.random.default_rng(3)
+    t = pa.table({"a": np.arange(n, dtype=np.int64), "b": np.arange(n, dtype=np.int64) * 7,
+                  "s": pa.array(rng.choice(["q", "rr"], n)), "f": pa.array(rng.random(n), mask=rng.random(n) < 0.1)})
+    assert t.nbytes < outputs.OWNED_MIN_BYTES
+    want = t.to_pandas()
+    assert len(want._mgr.blocks) == 3  # pyarrow copies a and b into one 2-D block
+    for df in (qdf.decode(qdf.encode(t)), qdf.read_qdf(qdf.write_qdf(t, None))):
+        pd.testing.assert_frame_equal(df, want, check_exact=True)
+        assert len(df._mgr.blocks) == 4  # a, b and f are the decoder's buffers, one block each
+        df.loc[0, "a"] = -1
+        df.loc[n - 1, "f"] = 0.5
+        assert df.loc[0, "a"] == -1 and df.loc[1, "b"] == 7 and df.loc[n - 1, "f"] == 0.5
+    got = qdf.decode(qdf.encode(want))  # pandas metadata: below OWNED_MIN_BYTES, pyarrow's conversion
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert len(got._mgr.blocks) == 3
+
+
 def test_the_hand_over_threshold_grows_with_the_columns_and_is_capped() -> None:
     got = [outputs._owned_threshold(k, True) for k in (1, 2, 5, 20, 200)]
     assert got == sorted(got) and got[0] > 0 and got[-1] == outputs.OWNED_MIN_BYTES
