@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import kernel
-from .bitpack import pack_delta, pack_for
+from .bitpack import pack_delta, pack_for, store_le64
 from .blocks import _DELTA, _DICT, _DICT_MAX, _FOR, _K_I64, _K_U64, _MAX_BITS, _PFOR, _RAW, _RLE
 from .intcodecs import (
     _bitlen,
@@ -30,7 +30,6 @@ from .intcodecs import (
     rle_encode,
     rle_size,
 )
-from .strings import store_le64
 
 _U0 = np.uint64(0)
 _SIGN = np.uint64(1 << 63)

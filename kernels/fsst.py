@@ -20,7 +20,8 @@ import numpy as np
 
 from ._jit import kernel
 from ._status import ERR_CORRUPT, ERR_OVERFLOW, ERR_TRUNCATED
-from .strings import read_uvarint_at, store_le64
+from .bitpack import store_le64
+from .strings import read_uvarint_at
 
 ESCAPE = 255
 MAX_SYMBOLS = 255  # codes 0..254; 255 is the escape

@@ -16,7 +16,7 @@ import numpy as np
 
 from ._jit import kernel
 from ._status import ERR_CORRUPT, ERR_OVERFLOW, ERR_TRUNCATED
-from .bitpack import fast_count, load_le64, load_le64_tail
+from .bitpack import fast_count, load_le64, load_le64_tail, store_le64
 
 _HI = np.uint64(0x80)  # a uvarint byte with this bit set continues
 
@@ -390,20 +390,6 @@ def _warmup() -> None:
     pre, at, ln = (np.empty(2, dtype=np.int64) for _ in range(3))
     front_coded_scan(fc, np.int64(0), np.int64(len(fc)), pre, at, ln, np.int64(1 << 20))
     front_coded_build(fc, pre, at, ln, np.array([0, 2], np.int64), np.empty(4, np.uint8))
-
-
-@kernel
-def store_le64(data, p, v):
-    """``data[p:p+8]`` = ``v`` little-endian, as eight byte stores (LLVM merges them into
-    one unaligned store once this is inlined; ``data`` needs the 8 bytes)."""
-    data[p] = np.uint8(v & np.uint64(0xFF))
-    data[p + np.uint64(1)] = np.uint8((v >> np.uint64(8)) & np.uint64(0xFF))
-    data[p + np.uint64(2)] = np.uint8((v >> np.uint64(16)) & np.uint64(0xFF))
-    data[p + np.uint64(3)] = np.uint8((v >> np.uint64(24)) & np.uint64(0xFF))
-    data[p + np.uint64(4)] = np.uint8((v >> np.uint64(32)) & np.uint64(0xFF))
-    data[p + np.uint64(5)] = np.uint8((v >> np.uint64(40)) & np.uint64(0xFF))
-    data[p + np.uint64(6)] = np.uint8((v >> np.uint64(48)) & np.uint64(0xFF))
-    data[p + np.uint64(7)] = np.uint8(v >> np.uint64(56))
 
 
 #: Tables of entries up to this many words are expanded by copying every entry's
