@@ -1,10 +1,11 @@
-"""``bitpack.pack_for`` writes the bytes the byte-at-a-time packer wrote, and nothing past them.
+"""The encoder's integer kernels give what the loops they replaced gave.
 
-The reference below is a verbatim copy of the packer the word-at-a-time loop replaced
-(bits of 8 and more are stored a whole 64-bit word at a time while 8 bytes fit, then
-byte by byte), compiled with plain ``numba.njit``. Every width 0-56, lengths on both
-sides of the word-at-a-time loop's end, values wider than the width (masked) and a
-base that wraps: same byte count, same bytes, and the bytes after the output untouched.
+``bitpack.pack_for`` writes the bytes the byte-at-a-time packer wrote, and nothing past
+them; ``intcodecs.int_stats`` and ``bitlen_hist`` give the statistics of the one-loop
+versions. The references below are verbatim copies of the replaced kernels, compiled
+with plain ``numba.njit``. Packing: every width 0-56, lengths on both sides of the
+word-at-a-time loops' ends, values wider than the width (masked) and a base that
+wraps: same byte count, same bytes, and the bytes after the output untouched.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 import pytest
-from qdf_kernels import bitpack
+from qdf_kernels import bitpack, intcodecs
+from qdf_kernels.intcodecs import _bitlen
 
 _U0, _U1, _U8, _FF = np.uint64(0), np.uint64(1), np.uint64(8), np.uint64(0xFF)
 GUARD = 16
@@ -59,3 +61,64 @@ def test_pack_for_writes_the_reference_bytes_and_nothing_past_them(bits: int) ->
         if n and bits:
             assert bitpack.unpack_for(got[:size], bits, base, out) == n
             assert ((out - base) == ((values - base) & np.uint64((1 << bits) - 1))).all()
+
+
+_SIGN = np.uint64(1 << 63)
+
+
+@numba.njit(cache=False)
+def ref_int_stats(values, flip, out):  # type: ignore[no-untyped-def]
+    n = np.uint64(values.shape[0])
+    mn = values[0] ^ flip
+    mx = mn
+    dmn = np.uint64(0xFFFFFFFFFFFFFFFF)
+    dmx = _U0
+    runs = np.uint64(1)
+    probe = min(n, np.uint64(32))
+    prev = values[0]
+    for i in range(_U1, n):
+        v = values[i]
+        x = v ^ flip
+        mn = min(mn, x)
+        mx = max(mx, x)
+        d = (v - prev) ^ _SIGN
+        dmn = min(dmn, d)
+        dmx = max(dmx, d)
+        if i < probe and v != prev:
+            runs += _U1
+        prev = v
+    out[0] = mn ^ flip
+    out[1] = mx ^ flip
+    if n < np.uint64(2):
+        out[2] = _U0
+        out[3] = _U0
+    else:
+        out[2] = dmn ^ _SIGN
+        out[3] = dmx ^ _SIGN
+    out[4] = runs
+    return np.int64(n)
+
+
+@numba.njit(cache=False)
+def ref_bitlen_hist(values, base, hist):  # type: ignore[no-untyped-def]
+    for i in range(np.uint64(values.shape[0])):
+        hist[_bitlen(values[i] - base)] += 1
+    return np.int64(values.shape[0])
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 31, 32, 33, 1000, 1003])
+def test_int_stats_and_width_histogram_are_the_one_loop_kernels(n: int) -> None:
+    rng = np.random.default_rng(n)
+    for trial in range(40):
+        if trial % 3 == 0:  # runs
+            v = np.repeat(rng.integers(0, 9, n).astype(np.uint64), 3)[:n].copy()
+        else:
+            v = rng.integers(0, 2**63, n, dtype=np.int64).view(np.uint64) >> np.uint64(rng.integers(0, 64))
+        for flip in (np.uint64(0), _SIGN):
+            got, want = np.zeros(5, np.uint64), np.zeros(5, np.uint64)
+            assert intcodecs.int_stats(v, flip, got) == ref_int_stats(v, flip, want) == n
+            assert got.tolist() == want.tolist()
+        for base in (v.min(), np.uint64(0), np.uint64(2**63)):  # the last wraps every value
+            got_h, want_h = np.full(65, 3, np.int64), np.full(65, 3, np.int64)  # it adds to the counts
+            assert intcodecs.bitlen_hist(v, base, got_h) == ref_bitlen_hist(v, base, want_h) == n
+            assert got_h.tolist() == want_h.tolist()
