@@ -275,27 +275,6 @@ def _decode_codes(buf, p, ce, sym_words, sym_lens, data, o, cap, write):
 
 
 @kernel
-def _decode_codes_fitting(buf, p, ce, sym_words, sym_lens, data, o):
-    """:func:`_decode_codes` (writing) for a row whose output cannot pass the cap: the
-    caller checked ``o + 8 * (ce - p) <= cap`` (a code yields at most 8 bytes), so no
-    store is checked. Unknown codes and a dangling escape are still ERR_CORRUPT."""
-    while p < ce:
-        c = buf[p]
-        p += _U1
-        ln = np.uint64(sym_lens[c])
-        if ln != _U0:
-            store_le64(data, o, sym_words[c])
-            o += ln
-        elif c == ESCAPE and p < ce:
-            data[o] = buf[p]
-            p += _U1
-            o += _U1
-        else:
-            return p - _U1, ERR_CORRUPT
-    return o, 0
-
-
-@kernel
 def fsst_decode_into(buf, pos, end, sym_words, sym_lens, offsets, data, total, errpos):
     """Decode ``len(offsets) - 1`` rows from ``buf[pos:end]`` into ``offsets`` / ``data``.
 
@@ -323,11 +302,7 @@ def fsst_decode_into(buf, pos, end, sym_words, sym_lens, offsets, data, total, e
                 errpos[0] = np.int64(p)
                 return st
         p = q
-        # A row whose every code fits below ``total`` needs no check per store.
-        if o + (cl << np.uint64(3)) <= t:
-            o, st = _decode_codes_fitting(buf, p, p + cl, sym_words, sym_lens, data, o)
-        else:
-            o, st = _decode_codes(buf, p, p + cl, sym_words, sym_lens, data, o, t, True)
+        o, st = _decode_codes(buf, p, p + cl, sym_words, sym_lens, data, o, t, True)
         if st < 0:
             errpos[0] = np.int64(o)
             return st
@@ -407,10 +382,7 @@ def fsst_decode_rows(buf, pos, end, rows, sym_words, sym_lens, offsets, data, me
         else:
             p = np.uint64(at[0, j])
             cl = np.uint64(at[1, j])
-        if not measure and o + (cl << np.uint64(3)) + _U8 <= cap:
-            o, st = _decode_codes_fitting(buf, p, p + cl, sym_words, sym_lens, data, o)
-        else:
-            o, st = _decode_codes(buf, p, p + cl, sym_words, sym_lens, data, o, cap, not measure)
+        o, st = _decode_codes(buf, p, p + cl, sym_words, sym_lens, data, o, cap, not measure)
         if st < 0:
             errpos[0] = np.int64(o)
             return st

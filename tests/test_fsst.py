@@ -519,8 +519,7 @@ def test_the_decoder_expands_codes_as_a_reference_decoder_does(rows: list[list[i
     # length (escapes, unknown codes and row ends anywhere; code lengths of one uvarint
     # byte and of two): the decoded bytes, or the refusal, are the reference decoder's,
     # the framing walk ends where the decode does, and nothing is written past the
-    # ``total + 8`` bytes the decoder may use (rows whose codes all fit are written
-    # unchecked, the others checked).
+    # ``total + 8`` bytes the decoder may use.
     from qdf_kernels import fsst as fk
 
     rng = np.random.default_rng(seed)

@@ -177,9 +177,12 @@ def _owned_frame(table: pa.Table, convert: Any, index: Sequence[str] = (), keep:
     other columns (always the ``index`` fields and the ``keep`` ones) go through
     ``convert``, which builds the index, and the frame takes the column labels, order
     and dtypes ``convert`` gives a zero-row slice of the batch; a view whose dtype is
-    not the one pandas metadata asks for (``Int64``, say) is not used. Values, labels
-    and dtypes are those of ``convert(table)``; only pandas' internal block layout
-    differs (one block per handed-over column, as with ``split_blocks=True``).
+    not the one pandas metadata asks for (``Int64``, say) is not used. A batch without
+    pandas metadata needs no such slice: pyarrow labels its columns with the field names
+    and gives each handed-over column its view's dtype (a nullable float holds NaN under
+    its nulls). Values, labels and dtypes are those of ``convert(table)``; only pandas'
+    internal block layout differs (one block per handed-over column, as with
+    ``split_blocks=True``).
     """
     import pandas as pd
 
@@ -195,62 +198,35 @@ def _owned_frame(table: pa.Table, convert: Any, index: Sequence[str] = (), keep:
     every = len(movable) == len(names) and not index and not keep
     if sum(len(c) * (c.type.bit_width // 8) for c in movable) < _owned_threshold(len(names), every, plain):
         return convert(table)  # decided before any view is made: small frames pay nothing
-    if plain:
-        df = _plain_owned_frame(table, names)
-        return convert(table) if df is None else df
-    template = convert(table.slice(0, 0))
+    template = None if plain else convert(table.slice(0, 0))
     data = [n for n in names if n not in index]  # the fields that become columns, in order
-    if len(data) != template.shape[1]:
+    if template is not None and len(data) != template.shape[1]:
         return convert(table)
     views: dict[str, np.ndarray] = {}
     seen: set[int] = set()
-    dtypes = list(template.dtypes)  # one Series, not one per column (that was most of this loop)
+    dtypes = None if template is None else list(template.dtypes)  # one Series, not one per column
     for j, name in enumerate(data):
         view = _writable_view(table.column(name)) if name not in keep else None
-        if view is not None and view.ctypes.data not in seen and dtypes[j] == view.dtype:
+        if view is not None and view.ctypes.data not in seen and (dtypes is None or dtypes[j] == view.dtype):
             seen.add(view.ctypes.data)  # never one buffer under two columns
             views[name] = view
-    if sum(v.nbytes for v in views.values()) < _owned_threshold(len(names), len(views) == len(names)):
+    if sum(v.nbytes for v in views.values()) < _owned_threshold(len(names), len(views) == len(names), plain):
         return convert(table)
     rest = [n for n in names if n not in views]
+    if template is None and not rest:  # nothing to convert: pyarrow's index of such a batch
+        return pd.DataFrame(dict(zip(data, (views[n] for n in data))), index=pd.RangeIndex(table.num_rows),
+                            copy=False)
     others = convert(with_metadata(table.select(rest), project_pandas_metadata(table.schema.metadata, rest) or None))
-    if list(others.columns) != [template.columns[j] for j, n in enumerate(data) if n not in views]:
+    expected = rest if template is None else [template.columns[j] for j, n in enumerate(data) if n not in views]
+    if list(others.columns) != expected:
         return convert(table)  # not the columns expected: never guess
     at = iter(range(others.shape[1]))
     arrays = [views[n] if n in views else others._ixs(next(at), axis=1).array for n in data]
+    if template is None:
+        return pd.DataFrame(dict(zip(data, arrays)), index=others.index, copy=False)
     df = pd.DataFrame(dict(enumerate(arrays)), index=others.index, copy=False)
     df.columns = template.columns
     return df
-
-
-def _plain_owned_frame(table: pa.Table, names: list[str]) -> Any:
-    """:func:`_owned_frame` of a batch without pandas metadata (distinct field names),
-    or None when it does not pay or the other columns do not come back as expected.
-
-    Without metadata pyarrow labels the columns with the field names and gives each
-    handed-over column the numpy dtype of its Arrow type (a nullable float holds NaN
-    under its nulls), which is the view's: no zero-row conversion is needed to learn them."""
-    import pandas as pd
-
-    views: dict[str, np.ndarray] = {}
-    seen: set[int] = set()
-    for name in names:
-        view = _writable_view(table.column(name))
-        if view is not None and view.ctypes.data not in seen:
-            seen.add(view.ctypes.data)  # never one buffer under two columns
-            views[name] = view
-    if sum(v.nbytes for v in views.values()) < _owned_threshold(len(names), len(views) == len(names), True):
-        return None
-    rest = [n for n in names if n not in views]
-    if not rest:
-        return pd.DataFrame(dict(zip(names, (views[n] for n in names))), index=pd.RangeIndex(table.num_rows),
-                            copy=False)
-    others = _plain_to_pandas(table.select(rest))
-    if list(others.columns) != rest:
-        return None  # not the columns expected: never guess
-    at = iter(range(len(rest)))
-    arrays = [views[n] if n in views else others._ixs(next(at), axis=1).array for n in names]
-    return pd.DataFrame(dict(zip(names, arrays)), index=others.index, copy=False)
 
 
 def _can_hand_over(col: pa.ChunkedArray) -> bool:
